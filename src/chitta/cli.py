@@ -1,0 +1,324 @@
+"""The ``chitta`` command line: human-readable by default, ``--json`` for machines.
+
+Settings are read once, in the group callback. Errors from chitta become one line on
+stderr (``error: …``) and the error class's exit code; nothing is half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from chitta import __version__
+from chitta.cli_model import model
+from chitta.config import Settings, load_settings
+from chitta.errors import BadArgument, ChittaError
+
+JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
+SCOPE_HELP = "Realm (project) the memory belongs to."
+
+
+def _emit(data: dict[str, Any]) -> None:
+    click.echo(json.dumps({"ok": True, **data}, ensure_ascii=False, indent=None))
+
+
+def _fail(exc: ChittaError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": exc.code, "message": str(exc)}))
+    else:
+        click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+@contextmanager
+def _errors(as_json: bool = False) -> Iterator[None]:
+    """Turn chitta's errors into a message and an exit code at this edge."""
+    try:
+        yield
+    except ChittaError as exc:
+        _fail(exc, as_json)
+
+
+def _settings(ctx: click.Context) -> Settings:
+    return ctx.find_object(Settings) or load_settings()
+
+
+@contextmanager
+def _open(ctx: click.Context, *, create: bool = True, check_model: bool = True):
+    from chitta.api import Chitta
+
+    chitta = Chitta.open(_settings(ctx), create=create, check_model=check_model)
+    try:
+        yield chitta
+    finally:
+        chitta.close()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="chitta")
+@click.option("--home", type=click.Path(path_type=Path), help="Data directory (CHITTA_HOME).")
+@click.option("--store", "store_name", help="Store name under the home (CHITTA_STORE).")
+@click.pass_context
+def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
+    """chitta: long-term memory for AI agents. Remember what you learn; recall it honestly."""
+    with _errors():
+        settings = load_settings()
+        if home is not None:
+            settings = replace(settings, home=home)
+        if store_name is not None:
+            settings = replace(settings, store=store_name)
+        settings.store_path  # noqa: B018 - validates the store name now, not mid-command
+        ctx.obj = settings
+
+
+@main.command()
+@click.argument("content")
+@click.option("--kind", "-k", help="One of the 26 memory kinds (default: insight).")
+@click.option("--realm", "-r", help=SCOPE_HELP)
+@click.option("--agent", "agent_id", help="Agent id isolation axis.")
+@click.option("--channel", help="Channel isolation axis.")
+@click.option("--tags", "-t", help="Comma-separated tags, e.g. storage,decision.")
+@click.option("--event-time", help="When it happened (ISO 8601), if not now.")
+@click.option("--supersedes", help="Id of the memory this one replaces.")
+@click.option("--confidence", type=float, help="Initial confidence in (0, 1); default 0.7.")
+@click.option("--session", help="Source: the session it came from.")
+@click.option("--file", "source_file", help="Source: the file it is about.")
+@click.option("--url", help="Source: the URL it came from.")
+@JSON_OPT
+@click.pass_context
+def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> None:
+    """Store CONTENT as a memory ('-' reads it from stdin)."""
+    from chitta.store.records import Source
+
+    with _errors(as_json):
+        text = sys.stdin.read() if content == "-" else content
+        source = Source(session=opts.pop("session"), file=opts.pop("source_file"),
+                        url=opts.pop("url"))  # fmt: skip
+        with _open(ctx) as chitta:
+            result = chitta.remember(text, source=source, **opts)
+        if as_json:
+            _emit({"id": result.id, "deduplicated": result.deduplicated,
+                   "similarity": result.similarity, "truncated": result.truncated,
+                   "supersedes": result.supersedes})  # fmt: skip
+            return
+        if result.deduplicated:
+            click.echo(
+                f"{result.id}  (near-duplicate, cosine {result.similarity}: reinforced the "
+                "existing memory)"
+            )
+        else:
+            click.echo(result.id)
+        if result.truncated:
+            click.echo("note: only the first 256 tokens were embedded", err=True)
+
+
+@main.command()
+@click.argument("query")
+@click.option("--realm", "-r", help="Realm to search (default: default).")
+@click.option("--agent", "agent_id", help="Only this agent's memories.")
+@click.option("--channel", help="Only this channel's memories.")
+@click.option("--limit", "-n", type=int, default=10, show_default=True)
+@click.option("--strategy", "-s", default="hybrid", show_default=True,
+              help="hybrid, semantic or keyword.")  # fmt: skip
+@click.option("--ablate", help="Comma-separated lanes to switch off, e.g. kw.")
+@click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
+@JSON_OPT
+@click.pass_context
+def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:
+    """Find the memories that best answer QUERY, with the lanes that found them."""
+    from chitta.cli_format import print_hits, result_to_dict
+
+    with _errors(as_json):
+        lanes = [x.strip() for x in ablate.split(",") if x.strip()] if ablate else []
+        with _open(ctx, create=False) as chitta:
+            result = chitta.recall(query, ablate=lanes, **opts)
+        if as_json:
+            _emit(result_to_dict(result))
+        else:
+            print_hits(result)
+
+
+@main.command()
+@click.argument("memory_id")
+@JSON_OPT
+@click.pass_context
+def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
+    """Show one memory with all its fields."""
+    from chitta.jsonl import memory_to_dict
+
+    with _errors(as_json), _open(ctx, create=False) as chitta:
+        data = memory_to_dict(chitta.get(memory_id, include_deleted=True))
+        data.pop("type")
+        if as_json:
+            _emit({"memory": data})
+        else:
+            for key, value in data.items():
+                click.echo(f"{key:>14}: {value}")
+
+
+def _id_command(name: str, verb: str, action: Callable[[Any, str], object]) -> None:
+    """Register a command that applies ``action`` to each MEMORY_ID."""
+
+    @main.command(name=name, help=f"{verb} the memories with these ids.")
+    @click.argument("memory_ids", nargs=-1, required=True)
+    @JSON_OPT
+    @click.pass_context
+    def command(ctx: click.Context, memory_ids: tuple[str, ...], as_json: bool) -> None:
+        with _errors(as_json), _open(ctx, create=False) as chitta:
+            for memory_id in memory_ids:
+                action(chitta, memory_id)
+            if as_json:
+                _emit({name: list(memory_ids)})
+            else:
+                click.echo(f"{name}: {', '.join(memory_ids)}")
+
+
+_id_command("forget", "Forget (soft delete, recoverable with restore)", lambda c, i: c.forget(i))
+_id_command("restore", "Bring back forgotten", lambda c, i: c.restore(i))
+_id_command("purge", "Remove for good", lambda c, i: c.purge(i))
+_id_command("strengthen", "Add confirming evidence to", lambda c, i: c.strengthen(i))
+_id_command("weaken", "Add refuting evidence to", lambda c, i: c.weaken(i))
+
+
+@main.command()
+@click.argument("old_id")
+@click.argument("new_id")
+@click.pass_context
+def supersede(ctx: click.Context, old_id: str, new_id: str) -> None:
+    """Record that NEW_ID replaces OLD_ID (recall then shows only the new one)."""
+    with _errors(), _open(ctx, create=False) as chitta:
+        chitta.supersede(old_id, new_id)
+        click.echo(f"{new_id} supersedes {old_id}")
+
+
+@main.command()
+@JSON_OPT
+@click.pass_context
+def decay(ctx: click.Context, as_json: bool) -> None:
+    """Apply each kind's decay rate for the time since the last decay."""
+    with _errors(as_json), _open(ctx, create=False) as chitta:
+        count = chitta.decay()
+        if as_json:
+            _emit({"decayed": count})
+        else:
+            click.echo(f"decayed {count} memories")
+
+
+@main.command()
+@click.option("--realm", "-r", help="Only this realm.")
+@click.option("--embeddings", is_flag=True, help="Include vectors (base64 float32).")
+@click.option("--include-deleted", is_flag=True, help="Include forgotten memories.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="File (default: stdout).")
+@click.pass_context
+def export(ctx: click.Context, output: Path | None, **opts: Any) -> None:
+    """Write memories, episodes and triplets as JSONL."""
+    from chitta.jsonl import export_jsonl
+
+    with _errors(), _open(ctx, create=False) as chitta:
+        if output is None:
+            counts = export_jsonl(chitta, sys.stdout, **opts)
+        else:
+            with output.open("w", encoding="utf-8") as fh:
+                counts = export_jsonl(chitta, fh, **opts)
+        summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+        click.echo(f"exported {summary}", err=True)
+
+
+@main.command(name="import")
+@click.argument("path", type=click.Path(path_type=Path, allow_dash=True))
+@click.option("--into", help="Put everything into this realm, under new ids.")
+@JSON_OPT
+@click.pass_context
+def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> None:
+    """Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped."""
+    from chitta.cli_format import import_progress, print_import_report
+    from chitta.jsonl import import_jsonl
+
+    with _errors(as_json):
+        if str(path) != "-" and not path.is_file():
+            raise BadArgument(f"no file at {path}")
+        with _open(ctx) as chitta:
+            if str(path) == "-":
+                report = import_jsonl(chitta, sys.stdin, into=into)
+            else:
+                with (
+                    path.open(encoding="utf-8", errors="replace") as fh,
+                    import_progress(path, quiet=as_json) as advance,
+                ):
+                    report = import_jsonl(chitta, fh, into=into, progress=advance)
+        if as_json:
+            _emit(report.as_dict())
+        else:
+            print_import_report(report)
+        if report.bad_lines and not (report.memories or report.episodes or report.triplets):
+            sys.exit(2)
+
+
+@main.command()
+@JSON_OPT
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show the store, the model and what the store holds."""
+    from chitta.cli_format import print_status
+
+    with _errors(as_json):
+        settings = _settings(ctx)
+        if not settings.store_path.exists():
+            from chitta.embed.loader import build_embedder
+
+            identity = build_embedder(settings.embed).identity()
+            info: dict[str, Any] = {
+                "version": __version__,
+                "store": str(settings.store_path),
+                "exists": False,
+                "model": {"name": identity.name, "dim": identity.dim, "hash": identity.hash},
+            }
+        else:
+            with _open(ctx, create=False) as chitta:
+                info = {"exists": True, **chitta.status()}
+        if as_json:
+            _emit(info)
+        else:
+            print_status(info)
+
+
+@main.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.pass_context
+def backup(ctx: click.Context, path: Path) -> None:
+    """Copy the live store to PATH (SQLite online backup)."""
+    with _errors(), _open(ctx, create=False) as chitta:
+        chitta.backup(path)
+        click.echo(f"backed up {chitta.store.path} to {path}")
+
+
+@main.command(name="restore-backup")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.pass_context
+def restore_backup(ctx: click.Context, path: Path) -> None:
+    """Replace the store's contents with the backup at PATH (the old contents are kept)."""
+    from chitta.store.sqlite import Store
+
+    with _errors():
+        with Store(_settings(ctx).store_path) as store:
+            saved = store.restore_from(path)
+        click.echo(f"restored {path}; the previous contents are in {saved}")
+
+
+@main.command()
+@click.pass_context
+def reembed(ctx: click.Context) -> None:
+    """Re-embed every memory with the configured model (after changing models)."""
+    with _errors(), _open(ctx, create=False, check_model=False) as chitta:
+        count = chitta.reembed()
+        click.echo(f"re-embedded {count} memories with {chitta.embedder.identity().describe()}")
+
+
+main.add_command(model)

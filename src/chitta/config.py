@@ -1,0 +1,131 @@
+"""Settings, read once per entry point from the environment.
+
+Nothing here reads the environment at import time: call :func:`load_settings` where a
+process starts (the CLI's group callback, a test, a benchmark) and pass the result down.
+Every ``CHITTA_X`` variable is also accepted as the legacy ``CC_SOUL_X``; the ``CHITTA_``
+spelling wins when both are set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chitta.errors import BadArgument
+
+LEGACY_PREFIX = "CC_SOUL_"
+PREFIX = "CHITTA_"
+
+#: Largest memory content accepted, in characters. Longer text is refused, not cut: a memory
+#: is a unit of knowledge, and a document should be split by the caller.
+MAX_CONTENT_CHARS = 32_768
+#: Shortest memory content accepted (seed 001, quality gate).
+MIN_CONTENT_CHARS = 10
+#: Cosine at or above which a new memory reinforces an existing one instead (seed 001).
+DEDUP_COSINE = 0.95
+#: Tokens the embedder reads; longer text is truncated and the memory says so.
+MAX_EMBED_TOKENS = 256
+#: Entries of the query/text embedding cache.
+EMBED_CACHE_SIZE = 10_000
+DEFAULT_STORE = "default"
+DEFAULT_REALM = "default"
+
+
+def _env(environ: Mapping[str, str], name: str) -> str | None:
+    """``CHITTA_<name>`` or, failing that, the legacy ``CC_SOUL_<name>``."""
+    value = environ.get(PREFIX + name)
+    if value is None:
+        value = environ.get(LEGACY_PREFIX + name)
+    return value if value not in (None, "") else None
+
+
+def default_home(environ: Mapping[str, str]) -> Path:
+    """The data directory: ``$CHITTA_HOME`` or ``$XDG_DATA_HOME/chitta`` (``~/.local/share``)."""
+    explicit = _env(environ, "HOME")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "chitta"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedSettings:
+    """Which embedding backend to use and where its model lives."""
+
+    backend: str = "onnx"  # onnx | openai | ollama
+    model_dir: Path | None = None  # a folder with model.onnx + tokenizer.json (onnx backend)
+    url: str | None = None  # endpoint base URL (http backends)
+    model: str | None = None  # model name sent to the http backend
+    api_key: str | None = None
+    timeout_s: float = 30.0
+    threads: int = 0  # onnxruntime intra-op threads; 0 lets onnxruntime choose
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything an entry point needs to open a store and embed text."""
+
+    home: Path
+    store: str = DEFAULT_STORE
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
+    log_level: str = "WARNING"
+
+    @property
+    def store_path(self) -> Path:
+        return store_path(self.home, self.store)
+
+
+def store_path(home: Path, name: str) -> Path:
+    """The SQLite file of store ``name`` under ``home``."""
+    if not name or "/" in name or name.startswith(".") or len(name) > 64:
+        raise BadArgument(
+            f"bad store name {name!r}: use 1-64 characters, no '/', not starting with '.'"
+        )
+    return home / f"{name}.db"
+
+
+def _float(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = _env(environ, name)
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise BadArgument(f"{PREFIX}{name} must be a number, got {raw!r}") from None
+
+
+def _int(environ: Mapping[str, str], name: str, default: int) -> int:
+    raw = _env(environ, name)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadArgument(f"{PREFIX}{name} must be an integer, got {raw!r}") from None
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read the settings once from ``environ`` (default: the process environment)."""
+    env = os.environ if environ is None else environ
+    backend = (_env(env, "EMBED_BACKEND") or "onnx").lower()
+    if backend not in ("onnx", "openai", "ollama"):
+        raise BadArgument(f"{PREFIX}EMBED_BACKEND must be onnx, openai or ollama, got {backend!r}")
+    model_dir = _env(env, "EMBED_MODEL_DIR")
+    embed = EmbedSettings(
+        backend=backend,
+        model_dir=Path(model_dir).expanduser() if model_dir else None,
+        url=_env(env, "EMBED_URL"),
+        model=_env(env, "EMBED_MODEL"),
+        api_key=_env(env, "EMBED_API_KEY"),
+        timeout_s=_float(env, "EMBED_TIMEOUT_S", 30.0),
+        threads=_int(env, "EMBED_THREADS", 0),
+    )
+    return Settings(
+        home=default_home(env),
+        store=_env(env, "STORE") or DEFAULT_STORE,
+        embed=embed,
+        log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
+    )

@@ -1,0 +1,149 @@
+"""The one exception hierarchy of chitta.
+
+Every error chitta raises on purpose is a :class:`ChittaError`. Subclasses name the cause;
+the edges (CLI, later JSON-RPC and MCP) turn them into exit codes or wire errors. Each class
+carries a stable ``code`` string so machines can tell causes apart without parsing messages.
+"""
+
+from __future__ import annotations
+
+
+class ChittaError(Exception):
+    """Base of every error chitta raises on purpose."""
+
+    code = "error"
+    exit_code = 1
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+
+class InputError(ChittaError):
+    """The caller sent something chitta cannot accept; nothing was changed."""
+
+    code = "invalid_input"
+    exit_code = 2
+
+
+class ContentTooShort(InputError):
+    code = "content_too_short"
+
+
+class ContentTooLong(InputError):
+    code = "content_too_long"
+
+
+class UnknownKind(InputError):
+    code = "unknown_kind"
+
+
+class BadTags(InputError):
+    code = "bad_tags"
+
+
+class BadDate(InputError):
+    code = "bad_date"
+
+
+class BadScope(InputError):
+    code = "bad_scope"
+
+
+class BadArgument(InputError):
+    code = "bad_argument"
+
+
+class ImportFormatError(InputError):
+    """A whole import file is unusable (single bad lines are reported, not raised)."""
+
+    code = "bad_import_file"
+
+
+# --- lookups ---------------------------------------------------------------------------------
+
+
+class NotFound(ChittaError):
+    code = "not_found"
+    exit_code = 3
+
+
+class MemoryNotFound(NotFound):
+    code = "memory_not_found"
+
+
+# --- the store -------------------------------------------------------------------------------
+
+
+class StoreError(ChittaError):
+    code = "store_error"
+    exit_code = 4
+
+
+class StoreMissing(StoreError):
+    code = "store_missing"
+
+
+class StoreLocked(StoreError):
+    """Another process holds the store's instance lock."""
+
+    code = "store_locked"
+
+    def __init__(self, message: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+class StoreCorrupt(StoreError):
+    code = "store_corrupt"
+
+
+class SchemaTooNew(StoreError):
+    code = "schema_too_new"
+
+
+class ModelMismatch(StoreError):
+    """The store's vectors were made by another embedding model."""
+
+    code = "model_mismatch"
+
+
+# --- embedding -------------------------------------------------------------------------------
+
+
+class EmbedError(ChittaError):
+    code = "embed_error"
+    exit_code = 5
+
+
+class ModelMissing(EmbedError):
+    code = "model_missing"
+
+
+class ModelIntegrityError(EmbedError):
+    code = "model_integrity"
+
+
+class EmbedBackendError(EmbedError):
+    """A remote embedding endpoint failed or answered something unusable."""
+
+    code = "embed_backend"
+
+
+class CircuitOpen(EmbedBackendError):
+    """The circuit breaker is open: the backend failed repeatedly and is cooling down."""
+
+    code = "circuit_open"
+
+
+class MissingExtra(ChittaError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    code = "missing_extra"
+    exit_code = 6
+
+    def __init__(self, extra: str, what: str) -> None:
+        super().__init__(
+            f"{what} needs the '{extra}' extra: pip install 'chitta[{extra}]'"
+            + (" (install torch==2.13.0 first)" if extra == "export" else "")
+        )
+        self.extra = extra

@@ -1,0 +1,1 @@
+"""Recall: lanes find candidates, fusion merges their rankings, the result names who found what."""

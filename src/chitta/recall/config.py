@@ -1,0 +1,65 @@
+"""Recall settings: a frozen :class:`RecallConfig` and its named presets (strategies).
+
+Vary a preset with ``dataclasses.replace``; never mutate one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from chitta.errors import BadArgument
+from chitta.recall.fusion import RRF_K
+
+MAX_LIMIT = 200
+#: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
+KNOWN_LANES = frozenset({"sem", "kw", "tag", "graph", "ctx", "hdc", "code", "cue", "xr", "corr"})
+
+
+@dataclass(frozen=True, slots=True)
+class RecallConfig:
+    """Which lanes run, how they weigh in fusion, and how deep each looks."""
+
+    name: str
+    lane_weights: Mapping[str, float] = field(default_factory=dict)
+    rrf_k: int = RRF_K
+    #: Candidates per lane, as a multiple of the requested limit (at least ``min_depth``).
+    depth_factor: int = 4
+    min_depth: int = 40
+
+    def depth(self, limit: int) -> int:
+        return max(self.min_depth, limit * self.depth_factor)
+
+    def without(self, lanes: set[str]) -> RecallConfig:
+        """This config with ``lanes`` switched off (ablation)."""
+        unknown = sorted(set(lanes) - KNOWN_LANES)
+        if unknown:
+            raise BadArgument(
+                f"unknown lane {unknown[0]!r}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
+            )
+        kept = {k: v for k, v in self.lane_weights.items() if k not in lanes}
+        return replace(self, lane_weights=MappingProxyType(kept))
+
+
+def _preset(name: str, **weights: float) -> RecallConfig:
+    return RecallConfig(name=name, lane_weights=MappingProxyType(weights))
+
+
+PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
+    {
+        "hybrid": _preset("hybrid", sem=1.0, kw=1.0),
+        "semantic": _preset("semantic", sem=1.0),
+        "keyword": _preset("keyword", kw=1.0),
+    }
+)
+
+
+def preset(strategy: str) -> RecallConfig:
+    """The preset named ``strategy``, or a :class:`BadArgument` listing the known ones."""
+    try:
+        return PRESETS[strategy]
+    except KeyError:
+        raise BadArgument(
+            f"unknown strategy {strategy!r}; choose one of: {', '.join(PRESETS)}"
+        ) from None

@@ -1,0 +1,16 @@
+"""Recall lanes: each finds candidates its own way and returns a ranked list.
+
+A lane is any object with a ``name`` and a ``run(ctx) -> list[(memory id, raw score)]``.
+:data:`LANES` maps the short names of DESIGN.md §4 to the lanes built so far; a new lane
+plugs in by adding itself here and a weight in the recall presets.
+"""
+
+from __future__ import annotations
+
+from chitta.recall.lanes.base import Lane, LaneContext
+from chitta.recall.lanes.kw import KeywordLane
+from chitta.recall.lanes.sem import SemanticLane
+
+LANES: dict[str, Lane] = {lane.name: lane for lane in (SemanticLane(), KeywordLane())}
+
+__all__ = ["LANES", "Lane", "LaneContext"]

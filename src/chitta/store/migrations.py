@@ -1,0 +1,129 @@
+"""Versioned, forward-only schema migrations of a store file.
+
+Each entry of :data:`MIGRATIONS` takes the schema from version ``i`` to ``i + 1`` and is
+applied in its own transaction; ``meta.schema_version`` records where a file stands. A file
+from a newer chitta is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from chitta.errors import SchemaTooNew, StoreCorrupt
+
+V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE memories (
+    id            TEXT PRIMARY KEY,
+    kind          TEXT NOT NULL,
+    content       TEXT NOT NULL,
+    realm         TEXT NOT NULL,
+    agent_id      TEXT NOT NULL DEFAULT '',
+    channel       TEXT NOT NULL DEFAULT '',
+    tags          TEXT NOT NULL DEFAULT '',
+    source        TEXT NOT NULL DEFAULT '{}',
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL,
+    event_time    INTEGER,
+    mu            REAL NOT NULL,
+    sigma_sq      REAL NOT NULL,
+    n             INTEGER NOT NULL DEFAULT 0,
+    tau           REAL NOT NULL,
+    strength      REAL NOT NULL,
+    tier          TEXT NOT NULL,
+    access_count  INTEGER NOT NULL DEFAULT 0,
+    last_accessed INTEGER,
+    decayed_at    INTEGER,
+    supersedes    TEXT,
+    superseded_by TEXT,
+    truncated     INTEGER NOT NULL DEFAULT 0,
+    deleted_at    INTEGER
+);
+CREATE INDEX memories_scope ON memories (realm, agent_id, channel);
+CREATE TABLE embeddings (
+    memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    vector    BLOB NOT NULL
+);
+-- External-content FTS5 index over content and tags, kept in step by triggers.
+CREATE VIRTUAL TABLE memories_fts USING fts5 (
+    content, tags, content = 'memories', content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+END;
+CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+    VALUES ('delete', old.rowid, old.content, old.tags);
+END;
+CREATE TRIGGER memories_fts_au AFTER UPDATE OF content, tags ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, content, tags)
+    VALUES ('delete', old.rowid, old.content, old.tags);
+    INSERT INTO memories_fts (rowid, content, tags) VALUES (new.rowid, new.content, new.tags);
+END;
+"""
+
+V2 = """
+CREATE TABLE episodes (
+    id         TEXT PRIMARY KEY,
+    realm      TEXT NOT NULL,
+    title      TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at   INTEGER,
+    source     TEXT NOT NULL DEFAULT '{}',
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX episodes_realm ON episodes (realm, started_at);
+ALTER TABLE memories ADD COLUMN episode_id TEXT REFERENCES episodes (id) ON DELETE SET NULL;
+CREATE TABLE triplets (
+    id             TEXT PRIMARY KEY,
+    realm          TEXT NOT NULL,
+    subject        TEXT NOT NULL,
+    predicate      TEXT NOT NULL,
+    object         TEXT NOT NULL,
+    weight         REAL NOT NULL DEFAULT 1.0,
+    valid_from     INTEGER NOT NULL,
+    invalidated_at INTEGER,
+    source_memory  TEXT REFERENCES memories (id) ON DELETE SET NULL,
+    created_at     INTEGER NOT NULL
+);
+CREATE INDEX triplets_subject ON triplets (realm, subject);
+CREATE INDEX triplets_object ON triplets (realm, object);
+"""
+
+#: MIGRATIONS[i] takes a store from schema version i to i + 1.
+MIGRATIONS: tuple[str, ...] = (V1, V2)
+LATEST = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The schema version of an open file: 0 for an empty file."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not tables:
+        return 0
+    if "meta" not in tables:
+        raise StoreCorrupt("not a chitta store: the file has tables but no 'meta' table")
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        raise StoreCorrupt("not a chitta store: no schema_version in its 'meta' table")
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection, target: int = LATEST) -> tuple[int, int]:
+    """Bring ``conn``'s schema up to ``target``; returns (from, to)."""
+    start = schema_version(conn)
+    if start > LATEST:
+        raise SchemaTooNew(
+            f"store schema version {start} is newer than this chitta knows ({LATEST}); "
+            "upgrade chitta to open it"
+        )
+    for version in range(start, target):
+        # executescript commits first, so each step runs in an explicit transaction of its own.
+        conn.executescript(
+            "BEGIN;\n"
+            + MIGRATIONS[version]
+            + "\nINSERT INTO meta (key, value) VALUES ('schema_version', "
+            + f"'{version + 1}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n"
+            + "COMMIT;"
+        )
+    return start, max(start, target)

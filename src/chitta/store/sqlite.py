@@ -1,0 +1,510 @@
+"""The embedded store: one SQLite file in WAL mode, source of truth for everything.
+
+Memories, their vectors, the FTS5 keyword index, triplets and episodes live in one file.
+An instance lock makes one process its owner; inside that process a lock serialises use of
+the single connection. Every write is one transaction, committed with ``synchronous=FULL``
+before the call returns, so an acknowledged write survives a crash of the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from chitta.embed.base import ModelIdentity
+from chitta.errors import (
+    MemoryNotFound,
+    ModelMismatch,
+    SchemaTooNew,
+    StoreCorrupt,
+    StoreMissing,
+)
+from chitta.store import migrations
+from chitta.store.confidence import Confidence
+from chitta.store.kinds import Kind
+from chitta.store.lock import InstanceLock
+from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.vectors import VectorIndex
+
+_MEMORY_COLUMNS = (
+    "id, kind, content, realm, agent_id, channel, tags, source, created_at, updated_at, "
+    "event_time, mu, sigma_sq, n, tau, strength, tier, access_count, last_accessed, "
+    "decayed_at, supersedes, superseded_by, episode_id, truncated, deleted_at"
+)
+_PLACEHOLDERS = ", ".join("?" * len(_MEMORY_COLUMNS.split(", ")))
+
+
+def _memory_row(m: Memory) -> tuple:
+    c = m.confidence
+    return (
+        m.id, m.kind.value, m.content, m.realm, m.agent_id, m.channel, " ".join(m.tags),
+        json.dumps(m.source.as_dict()), m.created_at, m.updated_at, m.event_time,
+        c.mu, c.sigma_sq, c.n, c.tau, m.strength, m.tier, m.access_count, m.last_accessed,
+        m.decayed_at, m.supersedes, m.superseded_by, m.episode_id, int(m.truncated),
+        m.deleted_at,
+    )  # fmt: skip
+
+
+def _memory_from_row(r: sqlite3.Row) -> Memory:
+    return Memory(
+        id=r["id"],
+        kind=Kind(r["kind"]),
+        content=r["content"],
+        realm=r["realm"],
+        agent_id=r["agent_id"],
+        channel=r["channel"],
+        tags=tuple(r["tags"].split()) if r["tags"] else (),
+        source=Source(**json.loads(r["source"])),
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        event_time=r["event_time"],
+        confidence=Confidence(mu=r["mu"], sigma_sq=r["sigma_sq"], n=r["n"], tau=r["tau"]),
+        strength=r["strength"],
+        tier=r["tier"],
+        access_count=r["access_count"],
+        last_accessed=r["last_accessed"],
+        decayed_at=r["decayed_at"],
+        supersedes=r["supersedes"],
+        superseded_by=r["superseded_by"],
+        episode_id=r["episode_id"],
+        truncated=bool(r["truncated"]),
+        deleted_at=r["deleted_at"],
+    )
+
+
+def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[str]]:
+    """A WHERE fragment (and its parameters) restricting rows to ``scope``."""
+    p = f"{alias}." if alias else ""
+    sql, params = [f"{p}realm = ?"], [scope.realm]
+    if scope.agent_id is not None:
+        sql.append(f"{p}agent_id = ?")
+        params.append(scope.agent_id)
+    if scope.channel is not None:
+        sql.append(f"{p}channel = ?")
+        params.append(scope.channel)
+    return " AND ".join(sql), params
+
+
+class Store:
+    """One chitta store file, owned by this process while open."""
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            if not create:
+                raise StoreMissing(
+                    f"no store at {self.path}; `chitta remember` creates one, or check "
+                    "CHITTA_HOME and --store"
+                )
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # Owner-only from the first byte: memories may hold secrets by accident.
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        self._lock = InstanceLock(self.path)
+        self._lock.acquire()
+        self._mutex = threading.RLock()
+        self._vectors: VectorIndex | None = None
+        try:
+            self._conn = self._connect()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            migrations.migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreCorrupt(f"{self.path} is not a readable chitta store: {exc}") from exc
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    # --- lifetime ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None  # type: ignore[assignment]
+            self._lock.release()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; committed (and synced) on exit, rolled back on error."""
+        with self._mutex:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._mutex:
+            return self._conn.execute(sql, params).fetchall()
+
+    # --- metadata and the model identity -------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def model_identity(self) -> ModelIdentity | None:
+        raw = self.meta("model")
+        return ModelIdentity(**json.loads(raw)) if raw else None
+
+    def bind_model(self, identity: ModelIdentity) -> None:
+        """Record ``identity`` on a store that has none; refuse one made by another model."""
+        stored = self.model_identity()
+        if stored is None:
+            self.set_meta(
+                "model", json.dumps({"name": identity.name, "dim": identity.dim,
+                                     "hash": identity.hash})
+            )  # fmt: skip
+        elif stored != identity:
+            raise ModelMismatch(
+                f"store {self.path} was embedded with {stored.describe()}, but the configured "
+                f"model is {identity.describe()}; run `chitta reembed` to re-embed every "
+                "memory with the configured model, or configure the store's model again"
+            )
+
+    def replace_model(self, identity: ModelIdentity, vectors: dict[str, np.ndarray]) -> None:
+        """Swap every vector and the recorded model in one transaction (re-embedding)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?) ON CONFLICT "
+                "(memory_id) DO UPDATE SET vector = excluded.vector",
+                ((mid, v.astype(np.float32).tobytes()) for mid, v in vectors.items()),
+            )
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('model', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (json.dumps({"name": identity.name, "dim": identity.dim, "hash": identity.hash}),),
+            )
+        self._vectors = None
+
+    # --- memories ------------------------------------------------------------------------------
+
+    def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
+        """Insert memories (with their vectors, if any) in one transaction."""
+        with self.transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({_PLACEHOLDERS})",
+                (_memory_row(m) for m, _ in items),
+            )
+            conn.executemany(
+                "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?)",
+                ((m.id, v.astype(np.float32).tobytes()) for m, v in items if v is not None),
+            )
+            for m, _ in items:
+                if m.supersedes is not None:
+                    conn.execute(
+                        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
+                        (m.id, m.created_at, m.supersedes),
+                    )
+        if self._vectors is not None:
+            with_vec = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
+            if with_vec:
+                self._vectors.add(
+                    [m.id for m, _ in with_vec],
+                    np.stack([v for _, v in with_vec]),
+                    [(m.realm, m.agent_id, m.channel) for m, _ in with_vec],
+                )
+
+    def exists(self, memory_id: str) -> bool:
+        return bool(self._query("SELECT 1 FROM memories WHERE id = ?", (memory_id,)))
+
+    def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
+        rows = self._query(f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        if not rows or (rows[0]["deleted_at"] is not None and not include_deleted):
+            state = "is forgotten (restore it with `chitta restore`)" if rows else "does not exist"
+            raise MemoryNotFound(f"memory {memory_id} {state}")
+        return _memory_from_row(rows[0])
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """Live memories by id; missing or deleted ids are left out."""
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._query(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories "
+                f"WHERE id IN ({marks}) AND deleted_at IS NULL",
+                chunk,
+            )
+            found.update((r["id"], _memory_from_row(r)) for r in rows)
+        return found
+
+    def update(self, memory: Memory) -> None:
+        """Write back a memory's mutable state (lifecycle fields, tags, links)."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
+                (*_memory_row(memory), memory.id),
+            )
+            if cur.rowcount == 0:
+                raise MemoryNotFound(f"memory {memory.id} does not exist")
+
+    def update_many(self, memories: Iterable[Memory]) -> int:
+        with self.transaction() as conn:
+            count = 0
+            for memory in memories:
+                conn.execute(
+                    f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
+                    (*_memory_row(memory), memory.id),
+                )
+                count += 1
+            return count
+
+    def set_deleted(self, memory_id: str, deleted_at: int | None) -> Memory:
+        """Soft-delete (a time) or restore (``None``) a memory; returns it as now stored."""
+        memory = self.get(memory_id, include_deleted=True)
+        updated = replace(memory, deleted_at=deleted_at)
+        self.update(updated)
+        if self._vectors is not None:
+            self._vectors.set_alive(memory_id, deleted_at is None)
+        return updated
+
+    def purge(self, memory_id: str) -> None:
+        """Remove a memory, its vector and its index entries for good."""
+        with self.transaction() as conn:
+            if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
+                raise MemoryNotFound(f"memory {memory_id} does not exist")
+            conn.execute("UPDATE memories SET supersedes = NULL WHERE supersedes = ?", (memory_id,))
+            conn.execute(
+                "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?", (memory_id,)
+            )
+        if self._vectors is not None:
+            self._vectors.set_alive(memory_id, False)
+
+    def iter_memories(
+        self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
+    ) -> Iterator[Memory]:
+        """Every memory (of one realm), oldest first, read in batches."""
+        where, params = [], []
+        if realm is not None:
+            where.append("realm = ?")
+            params.append(realm)
+        if not include_deleted:
+            where.append("deleted_at IS NULL")
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        last = ""
+        while True:
+            rows = self._query(
+                f"SELECT {_MEMORY_COLUMNS} FROM memories {clause} "
+                f"{'AND' if clause else 'WHERE'} id > ? ORDER BY id LIMIT ?",
+                (*params, last, batch),
+            )
+            if not rows:
+                return
+            yield from (_memory_from_row(r) for r in rows)
+            last = rows[-1]["id"]
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for r in self._query(
+                f"SELECT memory_id, vector FROM embeddings WHERE memory_id IN ({marks})", chunk
+            ):
+                found[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+        return found
+
+    # --- search --------------------------------------------------------------------------------
+
+    def vector_index(self) -> VectorIndex:
+        """The in-memory index of live vectors, built from the file on first use."""
+        with self._mutex:
+            if self._vectors is None:
+                identity = self.model_identity()
+                index = VectorIndex(identity.dim if identity else 0)
+                rows = self._conn.execute(
+                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+                ).fetchall()
+                if rows:
+                    if identity is None:
+                        raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
+                    index.add(
+                        [r[0] for r in rows],
+                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+                        [(r[1], r[2], r[3]) for r in rows],
+                    )
+                self._vectors = index
+            return self._vectors
+
+    def keyword_search(self, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
+        """FTS5 ``bm25()`` over ``scope``: (memory id, score), best first; higher is better.
+
+        ``match`` is an FTS5 query expression; callers build it from plain terms.
+        """
+        where, params = _scope_sql(scope, "m")
+        rows = self._query(
+            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL "
+            "ORDER BY rank LIMIT ?",
+            (match, *params, limit),
+        )
+        # FTS5's bm25() is negated so that ascending order is best first; flip it back.
+        return [(r[0], -float(r[1])) for r in rows]
+
+    # --- triplets and episodes -----------------------------------------------------------------
+
+    def add_triplets(self, triplets: Sequence[Triplet]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO triplets (id, realm, subject, predicate, object, weight, valid_from,"
+                " invalidated_at, source_memory, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
+                  t.invalidated_at, t.source_memory, t.created_at) for t in triplets],
+            )  # fmt: skip
+
+    def triplets(self, realm: str | None = None) -> list[Triplet]:
+        where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
+        rows = self._query(f"SELECT * FROM triplets {where} ORDER BY id", params)
+        return [Triplet(**dict(r)) for r in rows]
+
+    def add_episodes(self, episodes: Sequence[Episode]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO episodes (id, realm, title, started_at, ended_at, source, "
+                "created_at) VALUES (?,?,?,?,?,?,?)",
+                [(e.id, e.realm, e.title, e.started_at, e.ended_at,
+                  json.dumps(e.source.as_dict()), e.created_at) for e in episodes],
+            )  # fmt: skip
+
+    def episodes(self, realm: str | None = None) -> list[Episode]:
+        where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
+        rows = self._query(f"SELECT * FROM episodes {where} ORDER BY id", params)
+        return [Episode(**{**dict(r), "source": Source(**json.loads(r["source"]))}) for r in rows]
+
+    def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` already exist in ``table`` (memories, triplets or episodes)."""
+        if table not in ("memories", "triplets", "episodes"):
+            raise ValueError(table)
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                r[0] for r in self._query(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)
+            )
+        return found
+
+    # --- figures and maintenance ---------------------------------------------------------------
+
+    def counts(self) -> dict[str, object]:
+        """Memories per realm and kind, forgotten ones, triplets and episodes."""
+        per_realm = {
+            r[0]: r[1]
+            for r in self._query(
+                "SELECT realm, count(*) FROM memories WHERE deleted_at IS NULL GROUP BY realm"
+            )
+        }
+        per_kind = {
+            r[0]: r[1]
+            for r in self._query(
+                "SELECT kind, count(*) FROM memories WHERE deleted_at IS NULL GROUP BY kind"
+            )
+        }
+        forgotten = self._query("SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL")
+        return {
+            "memories": sum(per_realm.values()),
+            "per_realm": per_realm,
+            "per_kind": per_kind,
+            "forgotten": forgotten[0][0],
+            "triplets": self._query("SELECT count(*) FROM triplets")[0][0],
+            "episodes": self._query("SELECT count(*) FROM episodes")[0][0],
+        }
+
+    def size_bytes(self) -> int:
+        """The store's bytes on disk, its write-ahead log included."""
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            p = self.path.with_name(self.path.name + suffix)
+            if p.exists():
+                total += p.stat().st_size
+        return total
+
+    def integrity_check(self) -> str:
+        return self._query("PRAGMA integrity_check")[0][0]
+
+    def backup_to(self, dest: Path) -> None:
+        """A consistent copy of the live store via SQLite's online backup API."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            dest.unlink()
+        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        target = sqlite3.connect(dest)
+        try:
+            with self._mutex:
+                self._conn.backup(target)
+        finally:
+            target.close()
+
+    def restore_from(self, source: Path) -> Path:
+        """Replace this store's contents with a backup; the old contents are kept beside it.
+
+        The backup is checked first (a SQLite file, a chitta schema this version can read,
+        an intact file); the current contents are saved to ``<store>.pre-restore-<time>``
+        before anything is overwritten. Returns where the old contents went.
+        """
+        if not source.is_file():
+            raise StoreMissing(f"no backup file at {source}")
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            try:
+                version = migrations.schema_version(src)
+                verdict = src.execute("PRAGMA integrity_check").fetchone()[0]
+            except sqlite3.DatabaseError as exc:
+                raise StoreCorrupt(f"{source} is not a chitta store: {exc}") from exc
+            if version == 0:
+                raise StoreCorrupt(f"{source} is empty, not a chitta store backup")
+            if version > migrations.LATEST:
+                raise SchemaTooNew(
+                    f"backup {source} has schema {version}, newer than this chitta knows"
+                )
+            if verdict != "ok":
+                raise StoreCorrupt(f"backup {source} fails SQLite's integrity check: {verdict}")
+            stamp = time.strftime("%Y%m%dT%H%M%S")
+            saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}")
+            self.backup_to(saved)
+            with self._mutex:
+                src.backup(self._conn)
+                migrations.migrate(self._conn)
+                self._vectors = None
+        finally:
+            src.close()
+        return saved

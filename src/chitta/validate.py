@@ -1,0 +1,119 @@
+"""Checks and parsers for everything a caller hands chitta: content, tags, times, scopes.
+
+Each raises a specific :class:`~chitta.errors.InputError` naming the bad value and what
+would be accepted, before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from chitta.config import MAX_CONTENT_CHARS, MIN_CONTENT_CHARS
+from chitta.errors import BadArgument, BadDate, BadScope, BadTags, ContentTooLong, ContentTooShort
+
+MAX_TAGS = 32
+_TAG = re.compile(r"^[\w][\w.:/+#-]{0,63}$", re.UNICODE)
+_SCOPE_NAME = re.compile(r"^[\w][\w.:/@+-]{0,127}$", re.UNICODE)
+_MIN_MS = int(datetime(1900, 1, 1, tzinfo=UTC).timestamp() * 1000)
+_MAX_MS = int(datetime(3000, 1, 1, tzinfo=UTC).timestamp() * 1000)
+
+
+def check_content(content: object) -> str:
+    """``content`` without surrounding whitespace, if the quality gate's length rules pass."""
+    if not isinstance(content, str):
+        raise BadArgument(f"content must be text, got {type(content).__name__}")
+    text = content.strip()
+    if not text:
+        raise ContentTooShort("content is empty")
+    if len(text) < MIN_CONTENT_CHARS:
+        raise ContentTooShort(
+            f"content is {len(text)} characters; a memory needs at least {MIN_CONTENT_CHARS} "
+            "to say something recallable"
+        )
+    if len(text) > MAX_CONTENT_CHARS:
+        raise ContentTooLong(
+            f"content is {len(text):,} characters; the limit is {MAX_CONTENT_CHARS:,} — "
+            "split a document into memories of one idea each"
+        )
+    return text
+
+
+def parse_tags(tags: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Tags from a comma-separated string or a list: lower-cased, de-duplicated, in order."""
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        items = [t.strip() for t in tags.split(",")]
+        items = [t for t in items if t] if tags.strip() else []
+        if tags.strip() and len(items) != len(tags.split(",")):
+            raise BadTags(f"tags {tags!r} has an empty item; separate tags with single commas")
+    elif isinstance(tags, Sequence) and all(isinstance(t, str) for t in tags):
+        items = [t.strip() for t in tags]
+    else:
+        raise BadTags("tags must be a comma-separated string or a list of strings")
+    out = list(dict.fromkeys(t.lower() for t in items))
+    bad = [t for t in out if not _TAG.match(t)]
+    if bad:
+        raise BadTags(
+            f"bad tag {bad[0]!r}: a tag is 1-64 letters, digits or _ . : / + # -, "
+            "starting with a letter or digit, no spaces"
+        )
+    if len(out) > MAX_TAGS:
+        raise BadTags(f"{len(out)} tags; at most {MAX_TAGS} are allowed")
+    return tuple(out)
+
+
+def parse_time(value: object, what: str = "time") -> int | None:
+    """Milliseconds since the epoch from ISO 8601 text, a datetime, or epoch ms.
+
+    Text without a zone is read as UTC. ``None`` and ``""`` mean "not given".
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise BadDate(f"{what} must be a date, got a boolean")
+    if isinstance(value, int | float):
+        ms = int(value)
+    elif isinstance(value, datetime):
+        ms = _datetime_ms(value)
+    elif isinstance(value, str):
+        try:
+            ms = _datetime_ms(datetime.fromisoformat(value.strip()))
+        except ValueError:
+            raise BadDate(
+                f"{what} {value!r} is not a date; use ISO 8601, e.g. 2026-11-29, "
+                "2026-11-29T13:45 or 2026-11-29T13:45:00+01:00"
+            ) from None
+    else:
+        raise BadDate(f"{what} must be ISO 8601 text or epoch milliseconds")
+    if not _MIN_MS <= ms < _MAX_MS:
+        raise BadDate(f"{what} {value!r} is outside the years 1900-2999")
+    return ms
+
+
+def _datetime_ms(value: datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return int(value.timestamp() * 1000)
+
+
+def format_time(ms: int | None) -> str | None:
+    """ISO 8601 in UTC with milliseconds (exact for chitta's ms timestamps), or ``None``."""
+    if ms is None:
+        return None
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def check_scope_name(value: object, axis: str, *, optional: bool = False) -> str | None:
+    """A realm, agent id or channel name, or :class:`BadScope`."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not _SCOPE_NAME.match(value):
+        raise BadScope(
+            f"bad {axis} {value!r}: use 1-128 letters, digits or _ . : / @ + -, "
+            "starting with a letter or digit"
+        )
+    return value
