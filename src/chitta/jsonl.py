@@ -506,6 +506,8 @@ def import_jsonl(
                 importer.header(obj)
                 continue
             importer.line(number, obj)
+        except ImportFormatError:
+            raise  # the whole file is unusable, not just this line
         except (_LineError, InputError) as exc:
             importer.report.errors.append((number, str(exc)))
     importer.finish()

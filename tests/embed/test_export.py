@@ -6,6 +6,7 @@ Needs the 'export' extra (`make test-export`); the default `make test` deselects
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +25,7 @@ from chitta.embed.export import (
 )
 from chitta.embed.loader import build_embedder
 from chitta.embed.onnx import OnnxEmbedder, sha256_file
-from chitta.errors import BadArgument, ModelMissing
+from chitta.errors import BadArgument, MissingExtra, ModelMissing
 
 pytestmark = pytest.mark.export
 
@@ -129,9 +130,7 @@ def test_graph_is_pooled_with_dynamic_axes(fp32: ExportResult) -> None:
         assert all(isinstance(d, str) for d in inp.shape)
 
 
-def test_cli_int8_export_with_overwrite(
-    source: Path, fp32: ExportResult, tmp_path: Path
-) -> None:
+def test_cli_int8_export_with_overwrite(source: Path, fp32: ExportResult, tmp_path: Path) -> None:
     out = tmp_path / "int8"
     out.mkdir()
     (out / MODEL_FILE).write_bytes(b"stale")
@@ -201,3 +200,13 @@ def test_cli_too_many_paths(tmp_path: Path) -> None:
     result = CliRunner().invoke(model_group, ["export", "a", "b", "c"])
     assert result.exit_code == 2
     assert "at most two paths" in result.output
+
+
+def test_missing_extra_is_named(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A None entry in sys.modules makes `import torch` raise ImportError, as if not installed.
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(MissingExtra, match=r"chitta model export .*'export' extra"):
+        export_model(source, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -101,22 +101,8 @@ def export_model(
             fp32.rename(staged)
         _write_tokenizer(model_dir, source, tokenizer, work / TOKENIZER_FILE)
         digest = sha256_file(staged)
-        meta = {
-            "format": 1,
-            "source": _source_name(source),
-            "dim": dim,
-            "pooling": pooling,
-            "normalized": True,
-            "quantized": quantize,
-            "quantization": QUANTIZATION if quantize else None,
-            "sha256": digest,
-            "inputs": names,
-            "output": OUTPUT_NAME,
-            "opset": opset,
-            "max_seq_length": _max_seq_length(source),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-        }
+        meta = _metadata(source, dim, pooling, quantize, digest, names, opset)
+        meta |= {"torch": torch.__version__, "transformers": transformers.__version__}
         (work / METADATA_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         out_dir.mkdir(parents=True, exist_ok=True)
         for name in (MODEL_FILE, TOKENIZER_FILE, METADATA_FILE):
@@ -357,6 +343,32 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _metadata(
+    source: Path,
+    dim: int,
+    pooling: str,
+    quantized: bool,
+    digest: str,
+    inputs: list[str],
+    opset: int,
+) -> dict[str, Any]:
+    """What chitta-model.json records about an export (tool versions are added by the caller)."""
+    return {
+        "format": 1,
+        "source": _source_name(source),
+        "dim": dim,
+        "pooling": pooling,
+        "normalized": True,
+        "quantized": quantized,
+        "quantization": QUANTIZATION if quantized else None,
+        "sha256": digest,
+        "inputs": inputs,
+        "output": OUTPUT_NAME,
+        "opset": opset,
+        "max_seq_length": _max_seq_length(source),
+    }
 
 
 def _source_name(source: Path) -> str:

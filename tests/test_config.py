@@ -1,0 +1,59 @@
+"""Settings come from CHITTA_* (or legacy CC_SOUL_*) variables, read only when asked."""
+
+from pathlib import Path
+
+import pytest
+
+from chitta.config import load_settings, store_path
+from chitta.errors import BadArgument
+
+
+def test_defaults_without_environment(tmp_path: Path) -> None:
+    s = load_settings({"XDG_DATA_HOME": str(tmp_path)})
+    assert s.home == tmp_path / "chitta"
+    assert s.store == "default"
+    assert s.store_path == tmp_path / "chitta" / "default.db"
+    assert s.embed.backend == "onnx"
+
+
+def test_chitta_spelling_and_legacy_alias() -> None:
+    assert load_settings({"CC_SOUL_HOME": "/x/legacy"}).home == Path("/x/legacy")
+    both = {"CC_SOUL_HOME": "/x/legacy", "CHITTA_HOME": "/x/new"}
+    assert load_settings(both).home == Path("/x/new")
+    assert load_settings({"CC_SOUL_STORE": "work"}).store == "work"
+
+
+def test_embed_settings_are_read() -> None:
+    s = load_settings(
+        {
+            "CHITTA_EMBED_BACKEND": "ollama",
+            "CHITTA_EMBED_URL": "http://127.0.0.1:1",
+            "CHITTA_EMBED_MODEL": "m",
+            "CHITTA_EMBED_TIMEOUT_S": "2.5",
+        }
+    )
+    assert (s.embed.backend, s.embed.url, s.embed.model, s.embed.timeout_s) == (
+        "ollama",
+        "http://127.0.0.1:1",
+        "m",
+        2.5,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"CHITTA_EMBED_BACKEND": "torch"}, "EMBED_BACKEND"),
+        ({"CHITTA_EMBED_TIMEOUT_S": "soon"}, "EMBED_TIMEOUT_S"),
+        ({"CHITTA_EMBED_THREADS": "two"}, "EMBED_THREADS"),
+    ],
+)
+def test_bad_values_name_the_variable(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(BadArgument, match=needle):
+        load_settings(env)
+
+
+@pytest.mark.parametrize("name", ["", "a/b", ".hidden", "x" * 65])
+def test_bad_store_names_are_refused(name: str) -> None:
+    with pytest.raises(BadArgument, match="store name"):
+        store_path(Path("/tmp"), name)
