@@ -30,7 +30,9 @@ def test_tags_from_string_or_list() -> None:
     assert parse_tags(None) == ()
 
 
-@pytest.mark.parametrize("bad", ["a,,b", "has space", "-lead", "x" * 70, ",".join("t%d" % i for i in range(40))])
+@pytest.mark.parametrize(
+    "bad", ["a,,b", "has space", "-lead", "x" * 70, ",".join("t%d" % i for i in range(40))]
+)
 def test_malformed_tags_are_refused(bad: str) -> None:
     with pytest.raises(BadTags):
         parse_tags(bad)

@@ -278,10 +278,11 @@ def status(ctx: click.Context, as_json: bool) -> None:
                 "version": __version__,
                 "store": str(settings.store_path),
                 "exists": False,
-                "model": {"name": identity.name, "dim": identity.dim, "hash": identity.hash},
+                "model": identity.as_dict(),
             }
         else:
-            with _open(ctx, create=False) as chitta:
+            # Opened without the model check, so a mismatch is shown rather than refused.
+            with _open(ctx, create=False, check_model=False) as chitta:
                 info = {"exists": True, **chitta.status()}
         if as_json:
             _emit(info)

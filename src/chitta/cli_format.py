@@ -116,7 +116,11 @@ def print_status(info: dict[str, Any]) -> None:
         console.print('the store does not exist yet; `chitta remember "…"` creates it')
         return
     if not info.get("store_model_matches", True):
-        console.print("[red]the store was embedded with another model: run chitta reembed[/red]")
+        stored = info["store_model"]
+        console.print(
+            f"[red]the store was embedded with {stored['name']} (dim {stored['dim']}, "
+            f"{stored['hash'][:12]}…), not the configured model: run `chitta reembed`[/red]"
+        )
     console.print(
         f"size: {info['size_bytes'] / 1e6:.2f} MB; schema v{info['schema_version']}; "
         f"{info['memories']} memories ({info['forgotten']} forgotten), "

@@ -84,9 +84,7 @@ def export_jsonl(
         "type": FORMAT,
         "version": FORMAT_VERSION,
         "realm": realm,
-        "model": None
-        if identity is None
-        else {"name": identity.name, "dim": identity.dim, "hash": identity.hash},
+        "model": None if identity is None else identity.as_dict(),
         "exported_at": format_time(chitta.clock()),
     }
     out.write(json.dumps(header) + "\n")

@@ -60,9 +60,7 @@ def test_invariants(rankings) -> None:
 @given(lanes, st.sampled_from("abcdefgh"))
 def test_moving_up_in_a_lane_never_lowers_the_score(rankings, target) -> None:
     before = {f.id: f.score for f in rrf(rankings)}
-    promoted = {
-        lane: sorted(r, key=lambda item: item[0] != target) for lane, r in rankings.items()
-    }
+    promoted = {lane: sorted(r, key=lambda item: item[0] != target) for lane, r in rankings.items()}
     after = {f.id: f.score for f in rrf(promoted)}
     if target in before:
         assert after[target] >= before[target] - 1e-12

@@ -108,9 +108,10 @@ def test_recall_never_leaks_across_scopes(
     """Property: whatever is stored where, a scoped recall returns only that scope."""
     if channel == "":
         channel = None
-    with tempfile.TemporaryDirectory() as home, Chitta.open(
-        Settings(home=Path(home)), embedder=embedder
-    ) as c:
+    with (
+        tempfile.TemporaryDirectory() as home,
+        Chitta.open(Settings(home=Path(home)), embedder=embedder) as c,
+    ):
         for words, (r, a, ch) in items:
             c.remember(
                 "note about " + " ".join(words), realm=r, agent_id=a or None, channel=ch or None

@@ -16,6 +16,9 @@ class ModelIdentity:
     dim: int
     hash: str  # sha256 of the weights (local) or of backend+url+model (remote)
 
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "dim": self.dim, "hash": self.hash}
+
     def describe(self) -> str:
         return f"{self.name} (dim {self.dim}, {self.hash[:12]})"
 

@@ -122,6 +122,8 @@ class Store:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
         try:
+            # Refuse a foreign file before the WAL pragma rewrites its header.
+            migrations.schema_version(conn)
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
@@ -187,10 +189,8 @@ class Store:
         """Record ``identity`` on a store that has none; refuse one made by another model."""
         stored = self.model_identity()
         if stored is None:
-            self.set_meta(
-                "model", json.dumps({"name": identity.name, "dim": identity.dim,
-                                     "hash": identity.hash})
-            )  # fmt: skip
+            self.set_meta("model", json.dumps(identity.as_dict()))
+            self._vectors = None  # an index built before now has no dimension
         elif stored != identity:
             raise ModelMismatch(
                 f"store {self.path} was embedded with {stored.describe()}, but the configured "
@@ -209,7 +209,7 @@ class Store:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('model', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (json.dumps({"name": identity.name, "dim": identity.dim, "hash": identity.hash}),),
+                (json.dumps(identity.as_dict()),),
             )
         self._vectors = None
 
@@ -292,7 +292,13 @@ class Store:
         updated = replace(memory, deleted_at=deleted_at)
         self.update(updated)
         if self._vectors is not None:
-            self._vectors.set_alive(memory_id, deleted_at is None)
+            vector = self.vectors_for([memory_id]).get(memory_id) if deleted_at is None else None
+            if vector is not None:
+                # add, not set_alive: the index may have been built while it was forgotten.
+                scope = (memory.realm, memory.agent_id, memory.channel)
+                self._vectors.add([memory_id], vector[None, :], [scope])
+            else:
+                self._vectors.set_alive(memory_id, False)
         return updated
 
     def purge(self, memory_id: str) -> None:
@@ -500,6 +506,10 @@ class Store:
                 raise StoreCorrupt(f"backup {source} fails SQLite's integrity check: {verdict}")
             stamp = time.strftime("%Y%m%dT%H%M%S")
             saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}")
+            n = 1
+            while saved.exists():  # never overwrite an earlier restore's saved contents
+                saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}-{n}")
+                n += 1
             self.backup_to(saved)
             with self._mutex:
                 src.backup(self._conn)

@@ -1,0 +1,155 @@
+"""The command line as a new user meets it: real processes, a real store, the real model."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHITTA = [sys.executable, "-m", "chitta"]
+WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(tmp_path / "home")
+
+    def call(*args: str, stdin: str | None = None, ok: bool = True, **extra: str):
+        proc = subprocess.run(
+            [*CHITTA, *args], capture_output=True, text=True, env={**env, **extra},
+            input=stdin, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+        return proc
+
+    return call
+
+
+def test_the_walkthrough_of_the_readme(run, tmp_path: Path) -> None:
+    mid = run("remember", WAL, "--kind", "wisdom", "--realm", "demo",
+              "--tags", "storage,decision").stdout.strip()  # fmt: skip
+    run("remember", "Alice prefers tabs over spaces in Python code", "--realm", "demo")
+    human = run("recall", "why not our own write-ahead log?", "--realm", "demo").stdout
+    assert mid in human and "sem#1" in human and "kw#1" in human
+    data = json.loads(run("recall", "why not our own write-ahead log?", "--realm", "demo",
+                          "--json").stdout)  # fmt: skip
+    assert data["ok"] and data["hits"][0]["id"] == mid
+    assert set(data["hits"][0]["lanes"]) == {"sem", "kw"}
+    exported = run("export", "--realm", "demo").stdout
+    (tmp_path / "demo.jsonl").write_text(exported)
+    imported = json.loads(run("import", str(tmp_path / "demo.jsonl"), "--into", "other",
+                              "--json").stdout)  # fmt: skip
+    assert imported["imported"]["memories"] == 2 and imported["bad_lines"] == 0
+    run("forget", mid)
+    status = json.loads(run("status", "--json").stdout)
+    assert status["per_realm"] == {"demo": 1, "other": 2} and status["forgotten"] == 1
+    assert status["model"]["dim"] == 384
+    run("restore", mid)
+    assert json.loads(run("show", mid, "--json").stdout)["memory"]["kind"] == "wisdom"
+
+
+def test_files_are_owner_only(run, tmp_path: Path) -> None:
+    run("remember", WAL)
+    home = tmp_path / "home"
+    assert home.stat().st_mode & 0o777 == 0o700
+    assert (home / "default.db").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["remember", "short"], 2, "at least 10"),
+        (["remember", WAL, "--kind", "fact"], 2, "unknown kind 'fact'"),
+        (["remember", WAL, "--tags", "a,,b"], 2, "empty item"),
+        (["remember", WAL, "--event-time", "someday"], 2, "ISO 8601"),
+        (["remember", WAL, "--realm", "bad realm"], 2, "bad realm"),
+        (["remember", "x" * 40000], 2, "limit is 32,768"),
+        (["recall", "anything", "--strategy", "psychic"], 2, "unknown strategy"),
+        (["forget", "01NOSUCHMEMORY000000000000"], 3, "does not exist"),
+        (["--store", "../escape", "status"], 2, "bad store name"),
+        (["import", "missing.jsonl"], 2, "no file at"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_a_specific_message(run, args, code, needle) -> None:
+    run("remember", WAL)  # a store exists, so errors are about the input
+    before = json.loads(run("status", "--json").stdout)
+    proc = run(*args, ok=False)
+    assert proc.returncode == code, proc.stderr
+    assert needle in proc.stderr and proc.stderr.startswith("error: ")
+    after = json.loads(run("status", "--json").stdout)
+    assert after["memories"] == before["memories"]
+
+
+def test_recall_on_a_missing_store_says_so(run) -> None:
+    proc = run("recall", "anything", ok=False)
+    assert proc.returncode == 4 and "no store at" in proc.stderr
+
+
+def test_json_errors_are_json(run) -> None:
+    proc = run("remember", "short", "--json", ok=False)
+    data = json.loads(proc.stdout)
+    assert data == {"ok": False, "error": "content_too_short", "message": data["message"]}
+
+
+def test_remember_from_stdin_and_dedup_message(run) -> None:
+    first = run("remember", "-", stdin=WAL + "\n").stdout.strip()
+    again = run("remember", WAL.replace("because", "since")).stdout
+    assert again.startswith(first) and "near-duplicate" in again
+
+
+def test_import_reports_bad_lines(run, tmp_path: Path) -> None:
+    good = json.dumps({"kind": "wisdom", "content": "A good memory about backups"})
+    (tmp_path / "mixed.jsonl").write_text(f"{good}\nnot json\n")
+    proc = run("import", str(tmp_path / "mixed.jsonl"))
+    assert "imported 1 memories" in proc.stderr and "line 2: invalid JSON" in proc.stderr
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    assert run("import", str(tmp_path / "bad.jsonl"), ok=False).returncode == 2
+
+
+def test_backup_and_restore(run, tmp_path: Path) -> None:
+    mid = run("remember", WAL).stdout.strip()
+    run("backup", str(tmp_path / "snap.db"))
+    run("purge", mid)
+    assert run("show", mid, ok=False).returncode == 3
+    out = run("restore-backup", str(tmp_path / "snap.db")).stdout
+    assert "pre-restore" in out
+    assert json.loads(run("show", mid, "--json").stdout)["memory"]["id"] == mid
+
+
+def test_a_held_store_names_the_holder(run, tmp_path: Path) -> None:
+    from chitta.store.sqlite import Store
+
+    run("remember", WAL)
+    with Store(tmp_path / "home" / "default.db"):
+        proc = run("remember", "Another memory while the store is held", ok=False)
+    assert proc.returncode == 4 and f"held by pid {os.getpid()}" in proc.stderr
+
+
+def test_a_wrong_model_names_both_and_the_fix(run, tmp_path: Path) -> None:
+    from chitta.embed.loader import default_model_files
+
+    run("remember", WAL)
+    folder = tmp_path / "renamed-model"
+    folder.mkdir()
+    for src in default_model_files():
+        (folder / src.name).symlink_to(src)
+    other = {"CHITTA_EMBED_MODEL_DIR": str(folder)}
+    proc = run("recall", "write-ahead log", ok=False, **other)
+    assert proc.returncode == 4
+    assert "renamed-model" in proc.stderr and "all-MiniLM-L6-v2-int8" in proc.stderr
+    assert "chitta reembed" in proc.stderr
+    status = json.loads(run("status", "--json", **other).stdout)
+    assert status["store_model_matches"] is False
+    assert status["store_model"]["name"] == "all-MiniLM-L6-v2-int8"
+    assert "re-embedded 1 memories" in run("reembed", **other).stdout
+    assert run("recall", "write-ahead log", **other).returncode == 0
+
+
+def test_help_lists_the_commands(run) -> None:
+    out = run("--help").stdout
+    for command in ("remember", "recall", "forget", "export", "import", "status", "reembed"):
+        assert command in out
