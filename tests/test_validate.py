@@ -31,7 +31,7 @@ def test_tags_from_string_or_list() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["a,,b", "has space", "-lead", "x" * 70, ",".join("t%d" % i for i in range(40))]
+    "bad", ["a,,b", "has space", "-lead", "x" * 70, ",".join(f"t{i}" for i in range(40))]
 )
 def test_malformed_tags_are_refused(bad: str) -> None:
     with pytest.raises(BadTags):
