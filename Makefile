@@ -32,7 +32,7 @@ $(EXPORT_STAMP): $(STAMP)
 install-export: $(EXPORT_STAMP)
 
 run: install
-	$(VENV)/bin/chitta status
+	$(VENV)/bin/chitta init
 
 test: install
 	$(PY) -m pytest -q -m "not export"

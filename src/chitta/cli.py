@@ -7,6 +7,7 @@ stderr (``error: …``) and the error class's exit code; nothing is half-written
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,6 +76,7 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
         if store_name is not None:
             settings = replace(settings, store=store_name)
         settings.store_path  # noqa: B018 - validates the store name now, not mid-command
+        logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
         ctx.obj = settings
 
 
@@ -288,6 +290,25 @@ def status(ctx: click.Context, as_json: bool) -> None:
             _emit(info)
         else:
             print_status(info)
+
+
+@main.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the store if needed, check the model end to end, and show the status."""
+    from chitta.cli_format import print_status
+
+    with _errors(), _open(ctx) as chitta:
+        probe = chitta.embedder.embed(["chitta model check"]).vectors
+        if probe.shape != (1, chitta.embedder.identity().dim):
+            raise ChittaError("the embedding model returned a vector of the wrong shape")
+        print_status({"exists": True, **chitta.status()})
+        click.echo(
+            "\nready. try:\n"
+            '  chitta remember "We chose SQLite WAL because crash recovery comes free" '
+            "--kind wisdom --realm demo\n"
+            '  chitta recall "why not our own write-ahead log?" --realm demo'
+        )
 
 
 @main.command()

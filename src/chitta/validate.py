@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from chitta.config import MAX_CONTENT_CHARS, MIN_CONTENT_CHARS
 from chitta.errors import BadArgument, BadDate, BadScope, BadTags, ContentTooLong, ContentTooShort
@@ -16,6 +16,7 @@ from chitta.errors import BadArgument, BadDate, BadScope, BadTags, ContentTooLon
 MAX_TAGS = 32
 _TAG = re.compile(r"^[\w][\w.:/+#-]{0,63}$", re.UNICODE)
 _SCOPE_NAME = re.compile(r"^[\w][\w.:/@+-]{0,127}$", re.UNICODE)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_MS = int(datetime(1900, 1, 1, tzinfo=UTC).timestamp() * 1000)
 _MAX_MS = int(datetime(3000, 1, 1, tzinfo=UTC).timestamp() * 1000)
 
@@ -96,14 +97,15 @@ def parse_time(value: object, what: str = "time") -> int | None:
 def _datetime_ms(value: datetime) -> int:
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return int(value.timestamp() * 1000)
+    # Integer arithmetic: float timestamps lose a millisecond now and then.
+    return (value - _EPOCH) // timedelta(milliseconds=1)
 
 
 def format_time(ms: int | None) -> str | None:
     """ISO 8601 in UTC with milliseconds (exact for chitta's ms timestamps), or ``None``."""
     if ms is None:
         return None
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    moment = _EPOCH + timedelta(milliseconds=ms)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -1,0 +1,200 @@
+"""Schema migrations: every old version opens at the latest with its rows intact."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chitta.embed.base import ModelIdentity
+from chitta.errors import StoreCorrupt
+from chitta.store import migrations
+from chitta.store.confidence import Confidence
+from chitta.store.ids import new_id
+from chitta.store.kinds import Kind
+from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.sqlite import Store
+
+MODEL = ModelIdentity("test-model", 4, "c" * 64)
+VECTOR = np.array([0.6, 0.8, 0.0, 0.0], dtype=np.float32)
+OLD_MEMORY = Memory(
+    id=new_id(1_690_000_000_000),
+    kind=Kind.CORRECTION,
+    content="The staging database lives on port 5433, not 5432",
+    realm="work",
+    agent_id="claude",
+    channel="cli",
+    tags=("db", "staging"),
+    source=Source(session="s-7", file="ops.md"),
+    created_at=1_690_000_000_000,
+    updated_at=1_690_000_500_000,
+    event_time=1_689_000_000_000,
+    confidence=Confidence(mu=0.75, sigma_sq=0.04, n=2, tau=0.005),
+    strength=0.8,
+    tier="hot",
+    access_count=4,
+    last_accessed=1_690_000_400_000,
+    decayed_at=1_690_000_300_000,
+    supersedes=None,
+    superseded_by=None,
+    truncated=False,
+)
+
+
+def seed_v1(conn: sqlite3.Connection) -> None:
+    """What a version-1 chitta wrote: a memory (no episode_id column), its vector, the model."""
+    m, c = OLD_MEMORY, OLD_MEMORY.confidence
+    conn.execute(
+        "INSERT INTO memories (id, kind, content, realm, agent_id, channel, tags, source, "
+        "created_at, updated_at, event_time, mu, sigma_sq, n, tau, strength, tier, "
+        "access_count, last_accessed, decayed_at, supersedes, superseded_by, truncated, "
+        "deleted_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (m.id, m.kind.value, m.content, m.realm, m.agent_id, m.channel, " ".join(m.tags),
+         json.dumps(m.source.as_dict()), m.created_at, m.updated_at, m.event_time, c.mu,
+         c.sigma_sq, c.n, c.tau, m.strength, m.tier, m.access_count, m.last_accessed,
+         m.decayed_at, None, None, 0, None),
+    )  # fmt: skip
+    conn.execute("INSERT INTO embeddings VALUES (?, ?)", (m.id, VECTOR.tobytes()))
+    conn.execute(
+        "INSERT INTO meta VALUES ('model', ?)",
+        (json.dumps({"name": MODEL.name, "dim": MODEL.dim, "hash": MODEL.hash}),),
+    )
+
+
+#: SEEDS[v] writes rows that only a schema of version >= v can hold.
+SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1}
+
+
+def build_at(path: Path, version: int) -> None:
+    """A store file at ``version``, made by hand the way that chitta would have made it."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        for script in migrations.MIGRATIONS[:version]:
+            conn.executescript(script)
+        if version:
+            conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(version),))
+        for v in range(1, version + 1):
+            SEEDS[v](conn)
+    finally:
+        conn.close()
+
+
+def file_version(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return migrations.schema_version(conn)
+    finally:
+        conn.close()
+
+
+def schema_of(path: Path) -> list[tuple]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    finally:
+        conn.close()
+
+
+def test_every_version_below_latest_has_seed_rows() -> None:
+    """A new migration needs rows of the version before it in this test."""
+    assert set(range(1, migrations.LATEST)) <= set(SEEDS)
+
+
+@pytest.mark.parametrize("version", range(migrations.LATEST))
+def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: int) -> None:
+    path = tmp_path / "old.db"
+    build_at(path, version)
+    assert file_version(path) == version
+
+    with Store(path) as s:
+        assert s.meta("schema_version") == str(migrations.LATEST)
+        assert s.integrity_check() == "ok"
+        if version >= 1:
+            assert s.get(OLD_MEMORY.id) == OLD_MEMORY
+            assert s.model_identity() == MODEL
+            np.testing.assert_array_equal(s.vectors_for([OLD_MEMORY.id])[OLD_MEMORY.id], VECTOR)
+            assert [mid for mid, _ in s.keyword_search("staging", Scope("work"), 5)] == [
+                OLD_MEMORY.id
+            ]
+            hits = s.vector_index().search(VECTOR, Scope("work"), 5)
+            assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
+        # The newer tables and columns work.
+        episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
+        s.add_episodes([episode])
+        assert s.episodes("work") == [episode]
+        triplet = Triplet(new_id(), "work", "staging-db", "port", "5433", 1.0, 1, None, None, 2)
+        s.add_triplets([triplet])
+        assert s.triplets("work") == [triplet]
+        if version == 0:
+            s.insert([(OLD_MEMORY, None)])
+        linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
+        s.update(linked)
+        assert s.get(OLD_MEMORY.id) == linked
+    assert file_version(path) == migrations.LATEST
+
+
+def test_migrate_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    build_at(path, 1)
+    Store(path).close()
+    after_first = schema_of(path)
+    with Store(path) as s:
+        assert s.get(OLD_MEMORY.id) == OLD_MEMORY
+    assert schema_of(path) == after_first
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert migrations.migrate(conn) == (migrations.LATEST, migrations.LATEST)
+        assert conn.total_changes == 0
+    finally:
+        conn.close()
+    assert file_version(path) == migrations.LATEST
+
+
+def test_failing_migration_leaves_the_old_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step that fails half-way is rolled back whole; the file stays usable at its version."""
+    path = tmp_path / "store.db"
+    build_at(path, 1)
+    before = schema_of(path)
+    broken = (*migrations.MIGRATIONS[:1], migrations.MIGRATIONS[1] + "\nCREATE TABLE oops (;\n")
+    monkeypatch.setattr(migrations, "MIGRATIONS", broken)
+
+    with pytest.raises(StoreCorrupt, match="syntax error"):
+        Store(path)
+
+    assert file_version(path) == 1
+    assert schema_of(path) == before  # not even the step's first tables were kept
+    monkeypatch.undo()
+    with Store(path) as s:  # the failed open released the lock
+        assert s.meta("schema_version") == str(migrations.LATEST)
+        assert s.get(OLD_MEMORY.id) == OLD_MEMORY
+
+
+def test_steps_before_a_failing_one_stay_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step is its own transaction: a new file stops at the last step that worked."""
+    path = tmp_path / "store.db"
+    path.touch()
+    broken = (*migrations.MIGRATIONS[:1], "CREATE TABLE half (x);\nNOT SQL AT ALL;\n")
+    monkeypatch.setattr(migrations, "MIGRATIONS", broken)
+    with pytest.raises(StoreCorrupt):
+        Store(path)
+    assert file_version(path) == 1
+    assert "half" not in {name for _, name, _ in schema_of(path)}
+
+
+def test_meta_without_schema_version_is_not_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "store.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreCorrupt, match="schema_version"):
+        Store(path)
