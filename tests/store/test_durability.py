@@ -155,9 +155,7 @@ def test_sigkill_mid_transaction_leaves_whole_batches(tmp_path: Path) -> None:
     rng = random.Random(seed)
     for round_ in range(3):
         tag = f"r{round_}"
-        acks = run_and_kill(
-            BATCH_LOOP, [str(settings.home), tag, str(size)], rng, (0.05, 0.4)
-        )
+        acks = run_and_kill(BATCH_LOOP, [str(settings.home), tag, str(size)], rng, (0.05, 0.4))
         with Store(settings.store_path, create=False) as store:
             check_whole(store)
             per_batch: dict[str, int] = {}

@@ -358,7 +358,20 @@ def test_update_of_missing_memory_raises(store: Store, make_memory: MakeMemory) 
 REALMS = ("work", "home")
 AGENTS = ("", "ann", "bob")
 CHANNELS = ("", "slack")
-WORDS = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape", "hazel", "iris", "jasmine", "kiwi", "lemon"]
+WORDS = [
+    "apple",
+    "banana",
+    "cherry",
+    "damson",
+    "elder",
+    "fig",
+    "grape",
+    "hazel",
+    "iris",
+    "jasmine",
+    "kiwi",
+    "lemon",
+]
 
 
 def test_keyword_and_vector_search_respect_scope(
@@ -451,9 +464,8 @@ def test_backup_is_an_openable_copy(
         assert copy.model_identity() == embedder.identity()
         assert copy.integrity_check() == "ok"
         assert keyword_ids(copy, "invoices") == {kept.id}
-        assert copy.vector_index().search(vec(embedder, "invoice email"), Scope("work"), 1)[0][
-            0
-        ] == (kept.id)
+        best = copy.vector_index().search(vec(embedder, "invoice email"), Scope("work"), 1)
+        assert best[0][0] == kept.id
 
 
 def test_restore_brings_back_backup_and_keeps_old_contents(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 PRIOR_WEIGHT = 2.0
 INITIAL_MU = 0.7
+MU_FLOOR = 1e-6
 UNIFORM_VARIANCE = 1.0 / 12.0  # variance of Beta(1, 1): knowing nothing
 INITIAL_STRENGTH = 0.7
 REINFORCE_STEP = 0.1
@@ -54,12 +55,19 @@ def observe(conf: Confidence, value: float) -> Confidence:
 
 def decay(conf: Confidence, days: float) -> Confidence:
     """Confidence after ``days`` unreinforced: the mean shrinks by ``exp(-tau * days)`` and
-    the variance relaxes toward that of knowing nothing."""
+    the variance relaxes toward that of knowing nothing.
+
+    The variance stays within what a Beta with the new mean and at least the prior's weight
+    can have, ``mu (1 - mu) / (PRIOR_WEIGHT + 1)``, and the mean above :data:`MU_FLOOR`, so
+    the state remains a Beta posterior that later observations can update.
+    """
     if days <= 0 or conf.tau <= 0:
         return conf
     keep = math.exp(-conf.tau * days)
+    mu = max(MU_FLOOR, conf.mu * keep)
     sigma_sq = conf.sigma_sq + (UNIFORM_VARIANCE - conf.sigma_sq) * (1.0 - keep)
-    return replace(conf, mu=conf.mu * keep, sigma_sq=sigma_sq)
+    sigma_sq = min(sigma_sq, mu * (1.0 - mu) / (PRIOR_WEIGHT + 1.0))
+    return replace(conf, mu=mu, sigma_sq=sigma_sq)
 
 
 def reinforce(strength: float, step: float = REINFORCE_STEP) -> float:
