@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from chitta.store.confidence import (
     INITIAL_MU,
+    PRIOR_WEIGHT,
     UNIFORM_VARIANCE,
     Confidence,
     decay,
@@ -61,7 +62,11 @@ def test_decay_shrinks_mu_by_exp_tau_days(days: float) -> None:
     c = observe(Confidence.initial(0.03), 1.0)
     after = decay(c, days)
     assert after.mu == pytest.approx(c.mu * math.exp(-0.03 * days))
-    assert c.sigma_sq < after.sigma_sq < UNIFORM_VARIANCE
+    # Uncertainty grows, but never past what a Beta with that mean and the prior's weight has.
+    bound = after.mu * (1 - after.mu) / (PRIOR_WEIGHT + 1)
+    assert 0 < after.sigma_sq <= min(bound, UNIFORM_VARIANCE)
+    if bound > c.sigma_sq:
+        assert after.sigma_sq > c.sigma_sq
     assert (after.n, after.tau) == (c.n, c.tau)
 
 
