@@ -61,10 +61,7 @@ class EmbedSettings:
     model: str | None = None  # model name sent to the http backend
     api_key: str | None = None
     timeout_s: float = 30.0
-    # onnxruntime intra-op threads. One by default: a second pool thread keeps spinning after
-    # each run and slows the numpy vector search that follows by ~10x on a 2-core machine,
-    # while batch throughput is about the same (docs/benchmarks.md). 0 lets onnxruntime choose.
-    threads: int = 1
+    threads: int = 0  # onnxruntime intra-op threads; 0 lets onnxruntime choose (one per core)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +121,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         model=_env(env, "EMBED_MODEL"),
         api_key=_env(env, "EMBED_API_KEY"),
         timeout_s=_float(env, "EMBED_TIMEOUT_S", 30.0),
-        threads=_int(env, "EMBED_THREADS", 1),
+        threads=_int(env, "EMBED_THREADS", 0),
     )
     return Settings(
         home=default_home(env),

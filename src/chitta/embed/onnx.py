@@ -58,6 +58,10 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         options = ort.SessionOptions()
+        # Pool threads that spin after a run steal the core the vector search needs next:
+        # measured on 2 cores, search after a query embed went 0.44 -> 2.2 ms with spinning,
+        # while batch throughput was the same either way (docs/benchmarks.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         if threads > 0:
             options.intra_op_num_threads = threads
         self._session = ort.InferenceSession(
