@@ -43,7 +43,8 @@ from chitta.api import Chitta
 from chitta.config import EMBED_CACHE_SIZE, MIN_CONTENT_CHARS, EmbedSettings, Settings
 from chitta.embed.cache import CachedEmbedder
 from chitta.embed.loader import build_embedder
-from chitta.jsonl import BATCH, import_jsonl
+from chitta.transfer import import_jsonl
+from chitta.transfer.importer import BATCH
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo10.json"

@@ -153,7 +153,7 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
 @click.pass_context
 def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
     """Show one memory with all its fields."""
-    from chitta.jsonl import memory_to_dict
+    from chitta.transfer import memory_to_dict
 
     with _errors(as_json), _open(ctx, create=False) as chitta:
         data = memory_to_dict(chitta.get(memory_id, include_deleted=True))
@@ -221,7 +221,7 @@ def decay(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def export(ctx: click.Context, output: Path | None, **opts: Any) -> None:
     """Write memories, episodes and triplets as JSONL."""
-    from chitta.jsonl import export_jsonl
+    from chitta.transfer import export_jsonl
 
     with _errors(), _open(ctx, create=False) as chitta:
         if output is None:
@@ -241,7 +241,7 @@ def export(ctx: click.Context, output: Path | None, **opts: Any) -> None:
 def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> None:
     """Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped."""
     from chitta.cli_format import import_progress, print_import_report
-    from chitta.jsonl import import_jsonl
+    from chitta.transfer import import_jsonl
 
     with _errors(as_json):
         if str(path) != "-" and not path.is_file():

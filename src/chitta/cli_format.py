@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from chitta.jsonl import ImportReport, memory_to_dict
 from chitta.recall.pipeline import RecallResult
+from chitta.transfer import ImportReport, memory_to_dict
 
 #: Files at least this large get a progress bar on import.
 PROGRESS_MIN_BYTES = 1 << 20

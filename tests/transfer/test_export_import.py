@@ -11,8 +11,8 @@ import pytest
 from chitta.api import Chitta
 from chitta.config import Settings
 from chitta.errors import ImportFormatError
-from chitta.jsonl import export_jsonl, import_jsonl
 from chitta.store.records import Episode, Source, Triplet
+from chitta.transfer import export_jsonl, import_jsonl
 
 
 def _stock(c: Chitta) -> list[str]:

@@ -1,0 +1,251 @@
+"""Reading JSONL into a store: line by line checks, batched writes, a report of what happened."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from chitta.api import Chitta
+from chitta.errors import ChittaError, ImportFormatError, InputError
+from chitta.store.ids import new_id
+from chitta.store.records import Memory
+from chitta.transfer.codec import (
+    FORMAT,
+    FORMAT_VERSION,
+    LineError,
+    parse_episode,
+    parse_memory,
+    parse_triplet,
+)
+from chitta.validate import check_scope_name
+
+#: Memories embedded and written per transaction.
+BATCH = 256
+MAX_LINE_BYTES = 1 << 20
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import did, line by line where it went wrong."""
+
+    memories: int = 0
+    episodes: int = 0
+    triplets: int = 0
+    skipped_existing: int = 0
+    reembedded: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def bad_lines(self) -> int:
+        return len(self.errors)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "imported": {"memories": self.memories, "episodes": self.episodes,
+                         "triplets": self.triplets},
+            "skipped_existing": self.skipped_existing,
+            "reembedded": self.reembedded,
+            "bad_lines": self.bad_lines,
+            "errors": [{"line": n, "error": msg} for n, msg in self.errors],
+        }  # fmt: skip
+
+
+class _Importer:
+    """Reads lines, validates each, and writes memories in batched transactions."""
+
+    def __init__(self, chitta: Chitta, into: str | None) -> None:
+        self.chitta = chitta
+        self.store = chitta.store
+        self.into = check_scope_name(into, "realm", optional=True)
+        self.report = ImportReport()
+        self.now = chitta.clock()
+        self.dim: int | None = None  # set when the file's vectors come from the store's model
+        self.id_map: dict[str, str] = {}
+        self.seen: set[str] = set()
+        self.pending: list[tuple[int, Memory, np.ndarray | None]] = []
+        self.known_episodes: set[str] = set()
+        # Under --into, links to records later in the file are resolved once all are read.
+        self.unresolved: list[tuple[str, str, str]] = []
+
+    def header(self, obj: dict) -> None:
+        version = obj.get("version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ImportFormatError(
+                f"export format version {version!r} is not one this chitta reads "
+                f"(up to {FORMAT_VERSION})"
+            )
+        model = obj.get("model")
+        stored = self.store.model_identity() or self.chitta.embedder.identity()
+        if isinstance(model, dict) and model == {
+            "name": stored.name,
+            "dim": stored.dim,
+            "hash": stored.hash,
+        }:
+            self.dim = stored.dim
+
+    def _new_id(self, old: str, created: int) -> str:
+        if self.into is None:
+            return old
+        return self.id_map.setdefault(old, new_id(created))
+
+    def _ref(self, old: str | None) -> str | None:
+        """A reference as it should be stored: remapped under --into, dropped if dangling."""
+        if old is None or self.into is None:
+            return old
+        return self.id_map.get(old)
+
+    def line(self, number: int, obj: dict) -> None:
+        kind = obj.get("type", "memory")
+        if kind == "memory":
+            memory, vector = parse_memory(obj, self.now, self.dim)
+            self._claim(memory.id)
+            if self.into is not None:
+                memory = replace(memory, id=self._new_id(memory.id, memory.created_at),
+                                 realm=self.into)  # fmt: skip
+            self.pending.append((number, memory, vector))
+            if len(self.pending) >= BATCH:
+                self.flush()
+        elif kind == "episode":
+            episode = parse_episode(obj, self.now)
+            self._claim(episode.id)
+            if self.into is not None:
+                episode = replace(episode, id=self._new_id(episode.id, episode.created_at),
+                                  realm=self.into)  # fmt: skip
+            if self.store.existing_ids("episodes", [episode.id]):
+                self.report.skipped_existing += 1
+            else:
+                self.store.add_episodes([episode])
+                self.report.episodes += 1
+            self.known_episodes.add(episode.id)
+        elif kind == "triplet":
+            self.flush()
+            triplet = parse_triplet(obj, self.now)
+            self._claim(triplet.id)
+            if self.into is not None:
+                triplet = replace(
+                    triplet,
+                    id=self._new_id(triplet.id, triplet.created_at),
+                    realm=self.into,
+                    source_memory=self._ref(triplet.source_memory),
+                )
+            src = triplet.source_memory
+            if src is not None and not self.store.existing_ids("memories", [src]):
+                triplet = replace(triplet, source_memory=None)
+            if self.store.existing_ids("triplets", [triplet.id]):
+                self.report.skipped_existing += 1
+            else:
+                self.store.add_triplets([triplet])
+                self.report.triplets += 1
+        elif kind == FORMAT:
+            raise LineError("a second header line")
+        else:
+            raise LineError(f"unknown record type {kind!r}; expected memory, episode or triplet")
+
+    def _claim(self, record_id: str) -> None:
+        if record_id in self.seen:
+            raise LineError(f"id {record_id} appears twice in this file")
+        self.seen.add(record_id)
+
+    def flush(self) -> None:
+        """Write the pending memories: embed those without a usable vector, one transaction."""
+        if not self.pending:
+            return
+        batch, self.pending = self.pending, []
+        existing = self.store.existing_ids("memories", [m.id for _, m, _ in batch])
+        batch = [item for item in batch if item[1].id not in existing]
+        self.report.skipped_existing += len(existing)
+        episodes = self.known_episodes | self.store.existing_ids(
+            "episodes", [m.episode_id for _, m, _ in batch if m.episode_id]
+        )
+        fixed = []
+        for number, m, vector in batch:
+            if self.into is not None:
+                for name in ("supersedes", "superseded_by"):
+                    old = getattr(m, name)
+                    if old is not None and old not in self.id_map:
+                        self.unresolved.append((m.id, name, old))
+            m = replace(
+                m,
+                supersedes=self._ref(m.supersedes),
+                superseded_by=self._ref(m.superseded_by),
+                episode_id=self._ref(m.episode_id),
+            )
+            if m.episode_id is not None and m.episode_id not in episodes:
+                m = replace(m, episode_id=None)
+            fixed.append((number, m, vector))
+        todo = [i for i, (_, _, v) in enumerate(fixed) if v is None]
+        if todo:
+            embedded = self.chitta.embedder.embed([fixed[i][1].content for i in todo])
+            for j, i in enumerate(todo):
+                number, m, _ = fixed[i]
+                m = replace(m, truncated=embedded.truncated[j])
+                fixed[i] = (number, m, embedded.vectors[j])
+            self.report.reembedded += len(todo)
+        try:
+            self.store.insert([(m, v) for _, m, v in fixed])
+            self.report.memories += len(fixed)
+        except (ChittaError, sqlite3.Error):
+            # One bad record must not cost the batch: retry one by one and name the culprit.
+            for number, m, v in fixed:
+                try:
+                    self.store.insert([(m, v)])
+                    self.report.memories += 1
+                except (ChittaError, sqlite3.Error) as exc:
+                    self.report.errors.append((number, f"could not store: {exc}"))
+
+    def finish(self) -> None:
+        """Flush the last batch and resolve links to records that came later in the file."""
+        self.flush()
+        fixes: dict[str, dict[str, str]] = {}
+        for memory_id, name, old in self.unresolved:
+            if old in self.id_map:
+                fixes.setdefault(memory_id, {})[name] = self.id_map[old]
+        if fixes:
+            found = self.store.get_many(list(fixes))
+            self.store.update_many(replace(found[i], **f) for i, f in fixes.items() if i in found)
+
+
+def import_jsonl(
+    chitta: Chitta,
+    lines: Iterable[str],
+    *,
+    into: str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> ImportReport:
+    """Import JSONL ``lines``; bad lines are skipped and reported, good lines land.
+
+    ``into`` moves every record into that realm under fresh ids (references between
+    imported records follow). Without it, ids are kept and ids already present are skipped.
+    ``progress`` is called with the number of bytes read after each line.
+    """
+    importer = _Importer(chitta, into)
+    for number, raw in enumerate(lines, start=1):
+        if progress is not None:
+            progress(len(raw.encode("utf-8", "replace")))
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            if len(raw) > MAX_LINE_BYTES:
+                raise LineError(f"line is longer than {MAX_LINE_BYTES:,} bytes")
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise LineError(f"invalid JSON: {exc.msg} at column {exc.colno}") from None
+            if not isinstance(obj, dict):
+                raise LineError("a line must be a JSON object")
+            if obj.get("type") == FORMAT and number == 1:
+                importer.header(obj)
+                continue
+            importer.line(number, obj)
+        except ImportFormatError:
+            raise  # the whole file is unusable, not just this line
+        except (LineError, InputError) as exc:
+            importer.report.errors.append((number, str(exc)))
+    importer.finish()
+    return importer.report
