@@ -80,10 +80,12 @@ def print_hits(result: RecallResult) -> None:
 
 
 @contextmanager
-def import_progress(path: Path, *, quiet: bool) -> Iterator[Callable[[int], None] | None]:
-    """A byte-based progress bar on stderr for large files; nothing for small ones."""
+def import_progress(
+    path: Path, *, quiet: bool, console: Console | None = None
+) -> Iterator[Callable[[int], None] | None]:
+    """A byte-based progress bar (on stderr) for large files on a terminal; else nothing."""
     size = path.stat().st_size
-    console = Console(stderr=True)
+    console = console or Console(stderr=True)
     if quiet or size < PROGRESS_MIN_BYTES or not console.is_terminal:
         yield None
         return

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from chitta.store.confidence import TIERS, Confidence
+from chitta.config import DEFAULT_REALM
+from chitta.store.confidence import INITIAL_STRENGTH, TIERS, Confidence, tier_for
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, parse_kind
 from chitta.store.records import Episode, Memory, Source, Triplet
@@ -158,16 +159,16 @@ def parse_memory(obj: dict, now: int, dim: int | None) -> tuple[Memory, np.ndarr
     )
     if not 0.0 <= conf.mu <= 1.0 or conf.sigma_sq < 0 or conf.n < 0 or conf.tau < 0:
         raise LineError("field 'confidence' is out of range")
-    strength = _number(obj, "strength", 0.7)
-    tier = obj.get("tier") or "hot"
+    strength = _number(obj, "strength", INITIAL_STRENGTH)
+    tier = obj.get("tier") or tier_for(strength)
     if tier not in TIERS:
         raise LineError(f"field 'tier' must be one of {', '.join(TIERS)}")
-    created = _time(obj, "created_at", now) or now
+    record_id, realm, created = _record_base(obj, now)
     memory = Memory(
-        id=_text(obj, "id", required=False) or new_id(created),
+        id=record_id,
         kind=kind,
         content=content,
-        realm=check_scope_name(obj.get("realm") or "default", "realm") or "default",
+        realm=realm,
         agent_id=check_scope_name(obj.get("agent_id") or None, "agent_id", optional=True) or "",
         channel=check_scope_name(obj.get("channel") or None, "channel", optional=True) or "",
         tags=parse_tags(obj.get("tags") or []),
@@ -198,12 +199,20 @@ def parse_memory(obj: dict, now: int, dim: int | None) -> tuple[Memory, np.ndarr
     return memory, vector
 
 
+def _record_base(obj: dict, now: int) -> tuple[str, str, int]:
+    """The (id, realm, created_at) every record has; a missing id or time is made up now."""
+    created = _time(obj, "created_at", now) or now
+    record_id = _text(obj, "id", required=False) or new_id(created)
+    realm = check_scope_name(obj.get("realm") or DEFAULT_REALM, "realm") or DEFAULT_REALM
+    return record_id, realm, created
+
+
 def parse_episode(obj: dict, now: int) -> Episode:
     _check_fields(obj, _EPISODE_FIELDS)
-    created = _time(obj, "created_at", now) or now
+    record_id, realm, created = _record_base(obj, now)
     return Episode(
-        id=_text(obj, "id", required=False) or new_id(created),
-        realm=check_scope_name(obj.get("realm") or "default", "realm") or "default",
+        id=record_id,
+        realm=realm,
         title=_text(obj, "title") or "",
         started_at=_time(obj, "started_at", created) or created,
         ended_at=_time(obj, "ended_at"),
@@ -214,10 +223,10 @@ def parse_episode(obj: dict, now: int) -> Episode:
 
 def parse_triplet(obj: dict, now: int) -> Triplet:
     _check_fields(obj, _TRIPLET_FIELDS)
-    created = _time(obj, "created_at", now) or now
+    record_id, realm, created = _record_base(obj, now)
     return Triplet(
-        id=_text(obj, "id", required=False) or new_id(created),
-        realm=check_scope_name(obj.get("realm") or "default", "realm") or "default",
+        id=record_id,
+        realm=realm,
         subject=_text(obj, "subject") or "",
         predicate=_text(obj, "predicate") or "",
         object=_text(obj, "object") or "",
