@@ -165,10 +165,10 @@ def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
                 click.echo(f"{key:>14}: {value}")
 
 
-def _id_command(name: str, verb: str, action: Callable[[Any, str], object]) -> None:
+def _id_command(name: str, help_text: str, action: Callable[[Any, str], object]) -> None:
     """Register a command that applies ``action`` to each MEMORY_ID."""
 
-    @main.command(name=name, help=f"{verb} the memories with these ids.")
+    @main.command(name=name, help=help_text)
     @click.argument("memory_ids", nargs=-1, required=True)
     @JSON_OPT
     @click.pass_context
@@ -182,11 +182,20 @@ def _id_command(name: str, verb: str, action: Callable[[Any, str], object]) -> N
                 click.echo(f"{name}: {', '.join(memory_ids)}")
 
 
-_id_command("forget", "Forget (soft delete, recoverable with restore)", lambda c, i: c.forget(i))
-_id_command("restore", "Bring back forgotten", lambda c, i: c.restore(i))
-_id_command("purge", "Remove for good", lambda c, i: c.purge(i))
-_id_command("strengthen", "Add confirming evidence to", lambda c, i: c.strengthen(i))
-_id_command("weaken", "Add refuting evidence to", lambda c, i: c.weaken(i))
+_id_command(
+    "forget", "Forget memories (soft delete: `chitta restore` brings them back).",
+    lambda c, i: c.forget(i),
+)  # fmt: skip
+_id_command("restore", "Bring back forgotten memories.", lambda c, i: c.restore(i))
+_id_command("purge", "Remove memories for good.", lambda c, i: c.purge(i))
+_id_command(
+    "strengthen", "Record evidence for memories (confidence and strength go up).",
+    lambda c, i: c.strengthen(i),
+)  # fmt: skip
+_id_command(
+    "weaken", "Record evidence against memories (confidence and strength go down).",
+    lambda c, i: c.weaken(i),
+)  # fmt: skip
 
 
 @main.command()
