@@ -91,6 +91,7 @@ def test_reimport_skips_what_is_already_there(chitta: Chitta) -> None:
     _stock(chitta)
     report = import_jsonl(chitta, io.StringIO(_export(chitta, include_deleted=True)))
     assert report.memories == 0 and report.skipped_existing == 5
+    assert report.reembedded == 0  # nothing already stored is embedded again
 
 
 def test_bad_lines_are_reported_and_good_lines_land(chitta: Chitta) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from chitta.api import Chitta
 from chitta.errors import ChittaError, ImportFormatError, InputError
 from chitta.store.ids import new_id
-from chitta.store.records import Memory
+from chitta.store.records import Episode, Memory, Triplet
 from chitta.transfer.codec import (
     FORMAT,
     FORMAT_VERSION,
@@ -68,6 +68,8 @@ class _Importer:
         self.id_map: dict[str, str] = {}
         self.seen: set[str] = set()
         self.pending: list[tuple[int, Memory, np.ndarray | None]] = []
+        self.pending_episodes: list[tuple[int, Episode]] = []
+        self.pending_triplets: list[tuple[int, Triplet]] = []
         self.known_episodes: set[str] = set()
         # Under --into, links to records later in the file are resolved once all are read.
         self.unresolved: list[tuple[str, str, str]] = []
@@ -81,11 +83,7 @@ class _Importer:
             )
         model = obj.get("model")
         stored = self.store.model_identity() or self.chitta.embedder.identity()
-        if isinstance(model, dict) and model == {
-            "name": stored.name,
-            "dim": stored.dim,
-            "hash": stored.hash,
-        }:
+        if isinstance(model, dict) and model == stored.as_dict():
             self.dim = stored.dim
 
     def _new_id(self, old: str, created: int) -> str:
@@ -108,57 +106,90 @@ class _Importer:
                 memory = replace(memory, id=self._new_id(memory.id, memory.created_at),
                                  realm=self.into)  # fmt: skip
             self.pending.append((number, memory, vector))
-            if len(self.pending) >= BATCH:
-                self.flush()
         elif kind == "episode":
             episode = parse_episode(obj, self.now)
             self._claim(episode.id)
             if self.into is not None:
                 episode = replace(episode, id=self._new_id(episode.id, episode.created_at),
                                   realm=self.into)  # fmt: skip
-            if self.store.existing_ids("episodes", [episode.id]):
-                self.report.skipped_existing += 1
-            else:
-                self.store.add_episodes([episode])
-                self.report.episodes += 1
+            self.pending_episodes.append((number, episode))
             self.known_episodes.add(episode.id)
         elif kind == "triplet":
-            self.flush()
             triplet = parse_triplet(obj, self.now)
             self._claim(triplet.id)
             if self.into is not None:
-                triplet = replace(
-                    triplet,
-                    id=self._new_id(triplet.id, triplet.created_at),
-                    realm=self.into,
-                    source_memory=self._ref(triplet.source_memory),
-                )
-            src = triplet.source_memory
-            if src is not None and not self.store.existing_ids("memories", [src]):
-                triplet = replace(triplet, source_memory=None)
-            if self.store.existing_ids("triplets", [triplet.id]):
-                self.report.skipped_existing += 1
-            else:
-                self.store.add_triplets([triplet])
-                self.report.triplets += 1
+                triplet = replace(triplet, id=self._new_id(triplet.id, triplet.created_at),
+                                  realm=self.into)  # fmt: skip
+            self.pending_triplets.append((number, triplet))
         elif kind == FORMAT:
             raise LineError("a second header line")
         else:
             raise LineError(f"unknown record type {kind!r}; expected memory, episode or triplet")
+        if len(self.pending) + len(self.pending_episodes) + len(self.pending_triplets) >= BATCH:
+            self.flush()
 
     def _claim(self, record_id: str) -> None:
         if record_id in self.seen:
             raise LineError(f"id {record_id} appears twice in this file")
         self.seen.add(record_id)
 
-    def flush(self) -> None:
-        """Write the pending memories: embed those without a usable vector, one transaction."""
-        if not self.pending:
-            return
-        batch, self.pending = self.pending, []
-        existing = self.store.existing_ids("memories", [m.id for _, m, _ in batch])
-        batch = [item for item in batch if item[1].id not in existing]
+    def _skip_existing(self, table: str, items: list[tuple]) -> list[tuple]:
+        """``items`` (line number, record, …) without records whose id ``table`` has."""
+        existing = self.store.existing_ids(table, [item[1].id for item in items])
         self.report.skipped_existing += len(existing)
+        return [item for item in items if item[1].id not in existing]
+
+    def _write(self, items: list[tuple[int, Any]], write: Callable[[list], None]) -> int:
+        """Write records in one transaction; on failure one by one, so that a bad record
+        costs only its own line. Returns how many were written."""
+        try:
+            write([record for _, record in items])
+            return len(items)
+        except (ChittaError, sqlite3.Error):
+            written = 0
+            for number, record in items:
+                try:
+                    write([record])
+                    written += 1
+                except (ChittaError, sqlite3.Error) as exc:
+                    self.report.errors.append((number, f"could not store: {exc}"))
+            return written
+
+    def flush(self) -> None:
+        """Write what is pending: episodes, then memories (which may name them), then triplets
+        (which may name memories)."""
+        if self.pending_episodes:
+            batch = self._skip_existing("episodes", self.pending_episodes)
+            self.pending_episodes = []
+            self.report.episodes += self._write(batch, self.store.add_episodes)
+        if self.pending:
+            # Skipped before embedding: re-importing a file should not embed it again.
+            prepared = self._prepare_memories(self._skip_existing("memories", self.pending))
+            self.pending = []
+            vectors = {m.id: v for _, m, v in prepared}
+            self.report.memories += self._write(
+                [(n, m) for n, m, _ in prepared],
+                lambda ms: self.store.insert([(m, vectors[m.id]) for m in ms]),
+            )
+        if self.pending_triplets:
+            batch = self._skip_existing("triplets", self.pending_triplets)
+            self.pending_triplets = []
+            if self.into is not None:
+                batch = [(n, replace(t, source_memory=self._ref(t.source_memory)))
+                         for n, t in batch]  # fmt: skip
+            sources = self.store.existing_ids(
+                "memories", [t.source_memory for _, t in batch if t.source_memory]
+            )
+            batch = [
+                (n, t if t.source_memory in sources else replace(t, source_memory=None))
+                for n, t in batch
+            ]
+            self.report.triplets += self._write(batch, self.store.add_triplets)
+
+    def _prepare_memories(
+        self, batch: list[tuple[int, Memory, np.ndarray | None]]
+    ) -> list[tuple[int, Memory, np.ndarray]]:
+        """Links remapped or dropped, and a vector for every memory (embedded in one call)."""
         episodes = self.known_episodes | self.store.existing_ids(
             "episodes", [m.episode_id for _, m, _ in batch if m.episode_id]
         )
@@ -178,25 +209,18 @@ class _Importer:
             if m.episode_id is not None and m.episode_id not in episodes:
                 m = replace(m, episode_id=None)
             fixed.append((number, m, vector))
-        todo = [i for i, (_, _, v) in enumerate(fixed) if v is None]
+        todo = [i for i, (_, m, v) in enumerate(fixed) if v is None]
         if todo:
             embedded = self.chitta.embedder.embed([fixed[i][1].content for i in todo])
             for j, i in enumerate(todo):
                 number, m, _ = fixed[i]
-                m = replace(m, truncated=embedded.truncated[j])
-                fixed[i] = (number, m, embedded.vectors[j])
+                fixed[i] = (
+                    number,
+                    replace(m, truncated=embedded.truncated[j]),
+                    embedded.vectors[j],
+                )
             self.report.reembedded += len(todo)
-        try:
-            self.store.insert([(m, v) for _, m, v in fixed])
-            self.report.memories += len(fixed)
-        except (ChittaError, sqlite3.Error):
-            # One bad record must not cost the batch: retry one by one and name the culprit.
-            for number, m, v in fixed:
-                try:
-                    self.store.insert([(m, v)])
-                    self.report.memories += 1
-                except (ChittaError, sqlite3.Error) as exc:
-                    self.report.errors.append((number, f"could not store: {exc}"))
+        return fixed  # type: ignore[return-value]
 
     def finish(self) -> None:
         """Flush the last batch and resolve links to records that came later in the file."""
