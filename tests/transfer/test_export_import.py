@@ -2,6 +2,7 @@
 
 import io
 import json
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,3 +128,30 @@ def test_export_of_one_realm(chitta: Chitta) -> None:
     chitta.remember("Something that belongs to another project", realm="other")
     lines = [json.loads(x) for x in _export(chitta, realm="other").splitlines()]
     assert [x["type"] for x in lines] == ["chitta-export", "memory"]
+
+
+def test_many_records_cross_batch_boundaries(chitta: Chitta, embedder, tmp_path: Path) -> None:
+    rng = random.Random(7)
+    words = (
+        "alpha bravo cargo delta engine falcon garden harbor island jungle kettle lemon "
+        "marble nectar orbit pepper quartz river saddle timber umbrella velvet walnut yonder"
+    )
+    vocab = words.split()
+    mids = list(dict.fromkeys(
+        chitta.remember(" ".join(rng.sample(vocab, 6)), realm="big").id for _ in range(300)
+    ))  # fmt: skip
+    assert len(mids) > 256  # more than one import batch
+    chitta.store.add_triplets(
+        [Triplet(id=f"01TRIPLET{i:017d}", realm="big", subject=f"service-{i}", predicate="runs_on",
+                 object=f"h{i}", weight=1.0, valid_from=1_700_000_000_000, invalidated_at=None,
+                 source_memory=mids[i], created_at=1_700_000_000_000) for i in range(len(mids))]
+    )  # fmt: skip
+    text = _export(chitta, realm="big", embeddings=True)
+    with Chitta.open(Settings(home=tmp_path / "copy"), embedder=embedder) as copy:
+        report = import_jsonl(copy, io.StringIO(text))
+        assert (report.memories, report.triplets, report.errors) == (len(mids), len(mids), [])
+        assert copy.store.triplets("big") == chitta.store.triplets("big")
+    moved = import_jsonl(chitta, io.StringIO(text), into="big2")
+    assert (moved.memories, moved.triplets) == (len(mids), len(mids))
+    new_ids = {m.id for m in chitta.store.iter_memories(realm="big2")}
+    assert all(t.source_memory in new_ids for t in chitta.store.triplets("big2"))
