@@ -56,11 +56,11 @@ class Remembered:
 
 
 def make_scope(realm: str | None, agent_id: str | None, channel: str | None) -> Scope:
-    """A validated read scope; ``None`` agent or channel leaves that axis unfiltered."""
+    """A validated read scope; an agent or channel of ``None`` or ``""`` is not filtered."""
     return Scope(
         realm=check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM,
-        agent_id=check_scope_name(agent_id, "agent_id", optional=True),
-        channel=check_scope_name(channel, "channel", optional=True),
+        agent_id=check_scope_name(agent_id or None, "agent_id", optional=True),
+        channel=check_scope_name(channel or None, "channel", optional=True),
     )
 
 
@@ -125,12 +125,14 @@ class Chitta:
         the_kind = parse_kind(kind) if kind is not None else DEFAULT_KIND
         the_tags = parse_tags(tags)
         event_ms = parse_time(event_time, "event_time")
-        scope = Scope(
-            realm=check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM,
-            agent_id=check_scope_name(agent_id, "agent_id", optional=True) or "",
-            channel=check_scope_name(channel, "channel", optional=True) or "",
-        )
-        if confidence is not None and not 0.0 < confidence < 1.0:
+        # A memory's own scope is exact: no agent or channel is stored as "", not "any".
+        named = make_scope(realm, agent_id, channel)
+        scope = replace(named, agent_id=named.agent_id or "", channel=named.channel or "")
+        if confidence is not None and (
+            isinstance(confidence, bool)
+            or not isinstance(confidence, int | float)
+            or not 0.0 < confidence < 1.0
+        ):
             raise BadArgument(f"confidence must be between 0 and 1 (exclusive), got {confidence}")
         if supersedes is not None:
             old = self.store.get(supersedes)
