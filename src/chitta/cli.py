@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from chitta import __version__
+from chitta.cli_bench import bench
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError
@@ -353,3 +354,4 @@ def reembed(ctx: click.Context) -> None:
 
 
 main.add_command(model)
+main.add_command(bench)

@@ -1,0 +1,168 @@
+"""Loading a benchmark file in LoCoMo's format (Maharana et al., ACL 2024).
+
+A file is a list of conversations. Each has ``conversation`` (``speaker_a``, ``speaker_b``,
+``session_<n>`` lists of turns ``{speaker, dia_id, text, blip_caption?}`` and
+``session_<n>_date_time`` strings such as ``"1:56 pm on 8 May, 2023"``) and ``qa`` (questions
+with ``evidence``: gold turn ids ``D<session>:<turn>``, and a ``category``). Evidence ids that
+are malformed are repaired where the intended turn is certain, and dropped otherwise; both
+are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from chitta.errors import BadArgument, BadDate
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_SESSION = re.compile(r"^session_(\d+)$")
+_TURN_ID = re.compile(r"^D(\d+):(\d+)$")
+# A malformed id that still names one turn: "D:11:26", "D30:05", "d3 : 4".
+_LOOSE_ID = re.compile(r"^D\s*:?\s*(\d+)\s*:\s*(\d+)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    id: str  # dia_id, e.g. "D3:14"
+    session: int
+    speaker: str
+    text: str
+    caption: str | None
+    event_time: int | None  # the session's date and time, ms since the epoch (UTC)
+
+    @property
+    def memory_text(self) -> str:
+        """What a memory system stores for this turn: ``speaker: text`` plus any image caption."""
+        base = f"{self.speaker}: {self.text}"
+        return f"{base} [image: {self.caption}]" if self.caption else base
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    conversation: str
+    index: int
+    question: str
+    category: int
+    gold: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    sample_id: str
+    turns: tuple[Turn, ...]
+    sessions: tuple[tuple[int, int | None], ...]  # (session number, start ms)
+    questions: tuple[Question, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """What happened to one malformed evidence id."""
+
+    conversation: str
+    question: int
+    raw: str
+    repaired: tuple[str, ...]
+    dropped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    path: str
+    conversations: tuple[Conversation, ...]
+    repairs: tuple[Repair, ...]
+
+    @property
+    def questions(self) -> list[Question]:
+        return [q for c in self.conversations for q in c.questions]
+
+
+def parse_session_time(text: str) -> int:
+    """``"1:56 pm on 8 May, 2023"`` as ms since the epoch (the file gives no zone: UTC)."""
+    try:
+        moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    except ValueError:
+        raise BadDate(f"not a LoCoMo session time: {text!r}") from None
+    return int(moment.replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def repair_evidence(raw: str, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(ids, dropped parts) for one evidence string.
+
+    A string may hold several ids (``"D8:6; D9:17"``, ``"D9:1 D4:4"``); each part is
+    normalised (``"D:11:26"`` → ``D11:26``, ``"D30:05"`` → ``D30:5``) and kept only if the
+    conversation has that turn.
+    """
+    ids: list[str] = []
+    dropped: list[str] = []
+    parts = [p for p in re.split(r"[;,]\s*|\s+(?=D)", raw.strip()) if p.strip()]
+    for part in parts or [raw]:
+        match = _LOOSE_ID.match(part.strip())
+        candidate = f"D{int(match[1])}:{int(match[2])}" if match else None
+        if candidate is not None and candidate in known:
+            ids.append(candidate)
+        else:
+            dropped.append(part.strip())
+    return tuple(dict.fromkeys(ids)), tuple(dropped)
+
+
+def _turns(conv: dict) -> tuple[list[Turn], list[tuple[int, int | None]]]:
+    turns: list[Turn] = []
+    sessions: list[tuple[int, int | None]] = []
+    numbers = sorted(int(m[1]) for key in conv if (m := _SESSION.match(key)))
+    for n in numbers:
+        stamp = conv.get(f"session_{n}_date_time")
+        start = parse_session_time(stamp) if isinstance(stamp, str) else None
+        sessions.append((n, start))
+        for raw in conv[f"session_{n}"]:
+            turns.append(
+                Turn(
+                    id=raw["dia_id"],
+                    session=n,
+                    speaker=raw.get("speaker", ""),
+                    text=raw.get("text", ""),
+                    caption=raw.get("blip_caption") or None,
+                    event_time=start,
+                )
+            )
+    return turns, sessions
+
+
+def load(path: Path, *, limit: int | None = None) -> Dataset:
+    """The conversations of a LoCoMo-format file (the first ``limit`` of them, if given)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadArgument(f"no benchmark file at {path}") from None
+    except json.JSONDecodeError as exc:
+        raise BadArgument(f"{path} is not JSON: {exc}") from None
+    if not isinstance(raw, list):
+        raise BadArgument(f"{path}: expected a list of conversations")
+    conversations: list[Conversation] = []
+    repairs: list[Repair] = []
+    for i, item in enumerate(raw[:limit] if limit else raw):
+        sample = str(item.get("sample_id", f"conv-{i}"))
+        try:
+            turns, sessions = _turns(item["conversation"])
+        except (KeyError, TypeError) as exc:
+            raise BadArgument(f"{path}: conversation {sample} is malformed ({exc})") from None
+        known = {t.id for t in turns}
+        questions: list[Question] = []
+        for qi, qa in enumerate(item.get("qa", [])):
+            gold: list[str] = []
+            for ev in qa.get("evidence", []):
+                if isinstance(ev, str) and _TURN_ID.match(ev) and ev in known:
+                    gold.append(ev)
+                    continue
+                ids, dropped = repair_evidence(str(ev), known)
+                gold.extend(ids)
+                repairs.append(Repair(sample, qi, str(ev), ids, dropped))
+            questions.append(
+                Question(sample, qi, str(qa.get("question", "")), int(qa.get("category", 0)),
+                         tuple(dict.fromkeys(gold)))
+            )  # fmt: skip
+        conversations.append(Conversation(sample, tuple(turns), tuple(sessions), tuple(questions)))
+    return Dataset(str(path), tuple(conversations), tuple(repairs))

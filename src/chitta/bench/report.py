@@ -1,0 +1,102 @@
+"""Results files of a LoCoMo run: the JSON record, per-question JSONL, a Markdown table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chitta.bench.locomo import CATEGORIES, Dataset
+from chitta.bench.runner import SystemRun
+
+GROUPS = ("1", "2", "3", "4", "5", "1-4", "all")
+
+
+def results_record(
+    dataset: Dataset,
+    runs: Mapping[str, SystemRun],
+    *,
+    skipped: int,
+    settings: dict[str, Any],
+    environment: dict[str, Any],
+    notes: list[str],
+) -> dict[str, Any]:
+    """The results JSON: where and how it ran, what was repaired, every system's figures."""
+    return {
+        "benchmark": "locomo",
+        **environment,
+        "settings": settings,
+        "data": {
+            "path": dataset.path,
+            "conversations": len(dataset.conversations),
+            "turns": sum(len(c.turns) for c in dataset.conversations),
+            "questions": len(dataset.questions),
+            "questions_without_gold": skipped,
+            "evidence_repairs": [
+                {
+                    "conversation": r.conversation,
+                    "question": r.question,
+                    "raw": r.raw,
+                    "repaired": list(r.repaired),
+                    "dropped": list(r.dropped),
+                }
+                for r in dataset.repairs
+            ],  # fmt: skip
+        },
+        "systems": {name: run.summary() for name, run in runs.items()},
+        "notes": notes,
+    }
+
+
+def write_questions(runs: Mapping[str, SystemRun], path: Path) -> None:
+    """Every system's per-question rows, one JSON object a line (for ``bench compare``)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for run in runs.values():
+            for row in run.rows:
+                fh.write(json.dumps(row) + "\n")
+
+
+def markdown(record: dict[str, Any], command: str) -> str:
+    """Two tables: recall@10 per category with latency, then the other metrics overall."""
+    systems = record["systems"]
+    header = ["system"] + [
+        f"{CATEGORIES[int(g)]} ({g})" if g.isdigit() else g for g in GROUPS
+    ]  # fmt: skip
+    lines = [
+        f"Command: `{command}` (commit {str(record.get('commit'))[:12]}, "
+        f"{record.get('created_at')}; {record['data']['questions']} questions, "
+        f"{record['data']['turns']} turns)",
+        "",
+        "recall@10 per category, and query latency:",
+        "",
+        "| " + " | ".join([*header, "p50 ms", "p95 ms"]) + " |",
+        "|" + "---|" * (len(header) + 2),
+    ]
+    for name, s in systems.items():
+        m = s["metrics"]
+        cells = [f"{m[g]['recall@10']:.3f}" if g in m else "–" for g in GROUPS]
+        lat = s["latency_ms"]
+        lines.append(f"| {name} | " + " | ".join([*cells, f"{lat['p50']:.2f}",
+                                                  f"{lat['p95']:.2f}"]) + " |")  # fmt: skip
+    counts = next(iter(systems.values()))["metrics"] if systems else {}
+    lines += [
+        "",
+        "Questions per group: "
+        + ", ".join(f"{g}: {int(counts[g]['n'])}" for g in GROUPS if g in counts),
+        "",
+        "All questions:",
+        "",
+        "| system | recall@5 | recall@10 | recall@20 | hit@10 | nDCG@10 | MRR | load s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, s in systems.items():
+        a = s["metrics"].get("all")
+        if a is None:
+            continue
+        lines.append(
+            f"| {name} | {a['recall@5']:.3f} | {a['recall@10']:.3f} | {a['recall@20']:.3f} | "
+            f"{a['hit@10']:.3f} | {a['ndcg@10']:.3f} | {a['mrr']:.3f} | {s['load_s']:.1f} |"
+        )
+    return "\n".join(lines) + "\n"

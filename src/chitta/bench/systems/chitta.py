@@ -1,0 +1,102 @@
+"""``chitta`` under a recall strategy: turns imported as memories into a real store file.
+
+Each turn becomes one memory (its ``dia_id`` as the source reference, its session's time as
+``event_time``) and each session an episode, through the JSONL importer (no near-duplicate
+gate: LoCoMo repeats short turns such as "Bye!", and each must keep its own id). Several
+strategies can share one store: the first system created loads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from chitta.api import Chitta
+from chitta.bench.locomo import Conversation
+from chitta.config import Settings
+from chitta.embed.base import Embedder
+from chitta.store.ids import new_id
+from chitta.transfer import import_jsonl
+from chitta.validate import format_time
+
+
+class ChittaStore:
+    """One benchmark store shared by the chitta systems of a run."""
+
+    def __init__(self, home: Path, embedder: Embedder) -> None:
+        self.home = home
+        self.embedder = embedder
+        self.chitta: Chitta | None = None
+        self.turn_of: dict[str, str] = {}  # memory id -> dia_id
+        self.loaded: set[str] = set()
+        # Turns the quality gate refused (under 10 characters), by line: reported, not fatal.
+        self.refused: list[tuple[str, str]] = []
+
+    def open(self) -> Chitta:
+        if self.chitta is None:
+            self.chitta = Chitta.open(
+                Settings(home=self.home, store="bench"), embedder=self.embedder
+            )
+        return self.chitta
+
+    def load(self, realm: str, conversation: Conversation) -> None:
+        if realm in self.loaded:
+            return
+        chitta = self.open()
+        report = import_jsonl(chitta, _lines(realm, conversation))
+        self.refused.extend((realm, message) for _, message in report.errors)
+        for m in chitta.store.iter_memories(realm=realm):
+            self.turn_of[m.id] = m.source.ref or ""
+        self.loaded.add(realm)
+
+    def close(self) -> None:
+        if self.chitta is not None:
+            self.chitta.close()
+            self.chitta = None
+
+
+def _lines(realm: str, conversation: Conversation) -> list[str]:
+    """The conversation as JSONL import lines: an episode per session, a memory per turn."""
+    lines = []
+    episode_of: dict[int, str] = {}
+    for number, start in conversation.sessions:
+        episode_of[number] = new_id(start) if start is not None else new_id()
+        lines.append(json.dumps({
+            "type": "episode", "id": episode_of[number], "realm": realm,
+            "title": f"{conversation.sample_id} session {number}",
+            "started_at": format_time(start), "source": {"ref": f"session_{number}"},
+        }))  # fmt: skip
+    for turn in conversation.turns:
+        lines.append(json.dumps({
+            "type": "memory", "kind": "episode", "content": turn.memory_text, "realm": realm,
+            "source": {"ref": turn.id}, "event_time": format_time(turn.event_time),
+            "episode_id": episode_of[turn.session],
+        }))  # fmt: skip
+    return lines
+
+
+class ChittaSystem:
+    """chitta's own recall under one strategy (and optional lane ablations)."""
+
+    def __init__(self, store: ChittaStore, strategy: str, ablate: Sequence[str] = ()) -> None:
+        self.store = store
+        self.strategy = strategy
+        self.ablate = tuple(ablate)
+        suffix = f"-{'-'.join(self.ablate)}" if self.ablate else ""
+        self.name = f"chitta:{strategy}{suffix}"
+
+    def setup(self) -> None:
+        self.store.open()
+
+    def load(self, realm: str, conversation: Conversation) -> None:
+        self.store.load(realm, conversation)
+
+    def search(self, realm: str, query: str, k: int) -> list[str]:
+        result = self.store.open().recall(
+            query, realm=realm, limit=k, strategy=self.strategy, ablate=self.ablate
+        )
+        return [self.store.turn_of[h.memory.id] for h in result.hits]
+
+    def close(self) -> None:
+        self.store.close()

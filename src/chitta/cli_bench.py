@@ -1,0 +1,282 @@
+"""``chitta bench``: the LoCoMo retrieval benchmark, run comparisons, and scale figures."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from chitta.errors import BadArgument, ChittaError
+
+ALL_SYSTEMS = ("chitta", "bm25", "dense", "cpersona")
+
+
+@click.group()
+def bench() -> None:
+    """Measure retrieval quality and speed (results go to JSON and Markdown files)."""
+
+
+def _split(value: str | None) -> list[str]:
+    return [x.strip() for x in value.split(",") if x.strip()] if value else []
+
+
+def _fail(exc: ChittaError) -> None:
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+@bench.command()
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    help="A file in LoCoMo's format (default: ../shared/data/locomo10.json).",
+)
+@click.option(
+    "--strategy",
+    default="hybrid",
+    show_default=True,
+    help="chitta strategies, comma-separated (each is a system: chitta:<strategy>).",
+)
+@click.option("--ablate", help="Lanes to switch off in chitta, comma-separated.")
+@click.option(
+    "--systems",
+    "systems_opt",
+    default="chitta,bm25,dense,cpersona",
+    show_default=True,
+    help="Systems to run side by side.",
+)
+@click.option("--conversations", type=int, help="Only the first N conversations.")
+@click.option("--k", type=int, default=20, show_default=True, help="Results per question.")
+@click.option(
+    "--smoke",
+    is_flag=True,
+    help="One conversation, chitta and bm25 only: a quick check the harness works.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("benchmarks/results/locomo.json"),
+    show_default=True,
+    help="Results JSON; per-question JSONL and a Markdown table are written beside it.",
+)
+@click.option(
+    "--append-docs",
+    type=click.Path(path_type=Path),
+    help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="Where the systems' stores go (default: a temporary folder).",
+)
+def locomo(**opts: Any) -> None:
+    """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
+    try:
+        _locomo(**opts)
+    except ChittaError as exc:
+        _fail(exc)
+
+
+def _locomo(
+    data: Path | None, strategy: str, ablate: str | None, systems_opt: str,
+    conversations: int | None, k: int, smoke: bool, out: Path, append_docs: Path | None,
+    workdir: Path | None,
+) -> None:  # fmt: skip
+    from rich.console import Console
+
+    from chitta.bench import environment, locomo
+    from chitta.bench.report import results_record
+
+    console = Console(stderr=True)
+    wanted = ["chitta", "bm25"] if smoke else _split(systems_opt)
+    unknown = sorted(set(wanted) - set(ALL_SYSTEMS))
+    if unknown or not wanted:
+        raise BadArgument(f"unknown system {unknown[0] if unknown else ''!r}; "
+                          f"choose from {', '.join(ALL_SYSTEMS)}")  # fmt: skip
+    if not 1 <= k <= 200:
+        raise BadArgument(f"--k must be between 1 and 200, got {k}")
+    path = data or environment.default_locomo()
+    dataset = locomo.load(path, limit=1 if smoke else conversations)
+    for r in dataset.repairs:
+        verdict = f"→ {', '.join(r.repaired)}" if r.repaired else "→ nothing"
+        extra = f" (dropped: {', '.join(r.dropped)})" if r.dropped and r.repaired else ""
+        console.print(f"evidence {r.raw!r} in {r.conversation} q{r.question} {verdict}{extra}",
+                      markup=False, highlight=False)  # fmt: skip
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
+        base = workdir or Path(tmp)
+        systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
+                                        console)  # fmt: skip
+        try:
+            runs, skipped = _run_with_progress(dataset, systems, k, console)
+        finally:
+            for system in systems:
+                system.close()
+    command = _command_line()
+    record = results_record(
+        dataset, runs, skipped=skipped,
+        settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
+                  "strategies": _split(strategy), "ablate": _split(ablate),
+                  "conversations": len(dataset.conversations)},
+        environment={"commit": environment.git_commit(), "machine": environment.machine(),
+                     "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                     "command": command, "wall_s": round(time.time() - started, 1)},
+        notes=notes,
+    )  # fmt: skip
+    _write_outputs(record, runs, out, append_docs, console)
+
+
+def _command_line() -> str:
+    """This command as typed, rebuilt from the options given on the command line."""
+    ctx = click.get_current_context()
+    words = ["chitta", "bench", ctx.info_name or "locomo"]
+    for param in ctx.command.params:
+        name = param.name or ""
+        if ctx.get_parameter_source(name) is not click.core.ParameterSource.COMMANDLINE:
+            continue
+        flag = max(param.opts, key=len) if param.opts else name
+        value = ctx.params[name]
+        if isinstance(value, bool):
+            words.append(flag)
+        elif value is not None:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
+def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> tuple[list, list]:
+    """The systems asked for, set up; a peer that cannot start is noted and left out."""
+    from chitta.bench.systems.bm25 import Bm25System
+    from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
+    from chitta.bench.systems.dense import DenseSystem
+    from chitta.config import EmbedSettings
+    from chitta.embed.loader import build_embedder
+    from chitta.recall.config import preset
+
+    # The raw model, no query cache: every system embeds each question itself, so a cache
+    # warmed by one system cannot flatter the next one's latency.
+    inner = build_embedder(EmbedSettings()).inner
+    systems: list = []
+    notes: list[str] = []
+    if "chitta" in wanted:
+        store = ChittaStore(base / "chitta", inner)
+        for name in strategies or ["hybrid"]:
+            config = preset(name)
+            if ablate:
+                config.without(set(ablate))  # validates the lane names before the run
+            systems.append(ChittaSystem(store, name, ablate))
+    if "bm25" in wanted:
+        systems.append(Bm25System())
+    doc_vectors = {}
+    if "dense" in wanted or "cpersona" in wanted:
+        doc_vectors = _embed_turns(dataset, inner, console)
+    if "dense" in wanted:
+        systems.append(DenseSystem(inner, doc_vectors))
+    if "cpersona" in wanted:
+        from chitta.bench.systems.cpersona import CPersonaSystem
+
+        systems.append(CPersonaSystem(inner, base / "cpersona", doc_vectors=doc_vectors))
+    ready = []
+    for system in systems:
+        try:
+            system.setup()
+            ready.append(system)
+        except ChittaError as exc:
+            if system.name.startswith("chitta"):
+                raise
+            notes.append(f"{system.name} left out: {exc}")
+            console.print(f"[yellow]{system.name} left out:[/yellow] {exc}")
+    return ready, notes
+
+
+def _embed_turns(dataset, inner, console) -> dict:
+    """Every distinct turn text embedded once, shared by the systems that take vectors."""
+    from rich.progress import Progress
+
+    texts = list(dict.fromkeys(t.memory_text for c in dataset.conversations for t in c.turns))
+    vectors = {}
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("embedding turns", total=len(texts))
+        for start in range(0, len(texts), 256):
+            chunk = texts[start : start + 256]
+            vectors.update(zip(chunk, inner.embed(chunk).vectors, strict=True))
+            progress.advance(task, len(chunk))
+    return vectors
+
+
+def _run_with_progress(dataset, systems, k: int, console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from chitta.bench.runner import run
+
+    total = sum(1 for q in dataset.questions if q.gold)
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("loading", total=total)
+
+        def tick(event: str) -> None:
+            if event == "question":
+                progress.update(task, advance=1, description="questions")
+            else:
+                progress.update(task, description=event)
+
+        return run(dataset, systems, k=k, tick=tick)
+
+
+def _write_outputs(record, runs, out: Path, append_docs: Path | None, console) -> None:
+    import json
+
+    from chitta.bench.report import markdown, write_questions
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    questions = out.with_suffix(".questions.jsonl")
+    write_questions(runs, questions)
+    table = markdown(record, record["command"])
+    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    if append_docs is not None:
+        with append_docs.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + table)
+    click.echo(table)
+    for note in record["notes"]:
+        click.echo(f"note: {note}")
+    console.print(f"wrote {out}, {questions} and {out.with_suffix('.md')}")
+
+
+@bench.command()
+@click.argument("run_a", type=click.Path(path_type=Path))
+@click.argument("run_b", type=click.Path(path_type=Path))
+@click.option("--metric", default="recall@10", show_default=True)
+@click.option("--system", "system_a", help="System of RUN_A (default: every system in both).")
+@click.option("--against", "system_b", help="System of RUN_B (default: the same name).")
+def compare(run_a: Path, run_b: Path, metric: str, system_a: str | None,
+            system_b: str | None) -> None:  # fmt: skip
+    """Compare two runs' per-question files: wins, losses, ties and a paired test."""
+    from chitta.bench.compare import compare as compare_runs
+    from chitta.bench.compare import load_questions
+    from chitta.bench.score import METRICS
+
+    try:
+        if metric not in METRICS:
+            raise BadArgument(f"unknown metric {metric!r}; choose from {', '.join(METRICS)}")
+        rows_a, rows_b = load_questions(run_a), load_questions(run_b)
+        names_a = sorted({key[0] for key in rows_a})
+        pairs = [(system_a, system_b or system_a)] if system_a else [
+            (n, n) for n in names_a if any(key[0] == n for key in rows_b)
+        ]  # fmt: skip
+        if not pairs:
+            raise BadArgument("the two runs have no system in common; name them with "
+                              "--system and --against")  # fmt: skip
+        click.echo(f"| A | B | {metric} A | {metric} B | B wins | B loses | ties | p |")
+        click.echo("|---|---|---|---|---|---|---|---|")
+        for a, b in pairs:
+            c = compare_runs(rows_a, rows_b, a, b, metric)
+            click.echo(f"| {a} | {b} | {c.mean_a:.3f} | {c.mean_b:.3f} | {c.wins} | "
+                       f"{c.losses} | {c.ties} | {c.p_value:.4f} |")  # fmt: skip
+    except ChittaError as exc:
+        _fail(exc)
