@@ -1,0 +1,49 @@
+"""The harness end to end on one conversation, as CI runs it, so it cannot silently rot."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chitta.bench.environment import default_locomo
+
+
+@pytest.mark.skipif(not default_locomo().is_file(), reason="needs ../shared/data/locomo10.json")
+def test_smoke_run_writes_every_output(tmp_path: Path) -> None:
+    out = tmp_path / "locomo.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "locomo", "--smoke", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert set(record["systems"]) == {"chitta:hybrid", "bm25"}
+    assert record["data"]["conversations"] == 1
+    for figures in record["systems"].values():
+        overall = figures["metrics"]["all"]
+        # A working retriever finds far more than chance (about 10 / 419 turns at k = 10).
+        assert overall["recall@10"] > 0.3
+        assert figures["latency_ms"]["n"] == overall["n"] > 150
+    rows = [json.loads(x) for x in out.with_suffix(".questions.jsonl").read_text().splitlines()]
+    assert {r["system"] for r in rows} == {"chitta:hybrid", "bm25"}
+    assert "| chitta:hybrid |" in out.with_suffix(".md").read_text()
+    assert "D8:6; D9:17" in proc.stderr  # the repair is reported
+
+    per_question = str(out.with_suffix(".questions.jsonl"))
+    compared = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "compare", per_question, per_question,
+         "--system", "bm25", "--against", "chitta:hybrid"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    assert "| bm25 | chitta:hybrid |" in compared.stdout
+
+
+def test_unknown_system_is_refused() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "locomo", "--systems", "chitta,psychic"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "unknown system 'psychic'" in proc.stderr
