@@ -173,14 +173,16 @@ def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> 
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}
-    if "dense" in wanted or "cpersona" in wanted:
+    if "dense" in wanted:
         doc_vectors = _embed_turns(dataset, inner, console)
     if "dense" in wanted:
         systems.append(DenseSystem(inner, doc_vectors))
     if "cpersona" in wanted:
         from chitta.bench.systems.cpersona import CPersonaSystem
+        from chitta.embed.cache import CachedEmbedder
 
-        systems.append(CPersonaSystem(inner, base / "cpersona", doc_vectors=doc_vectors))
+        # Its own cache: CPersona embeds each turn several times (turn, blocks, token counts).
+        systems.append(CPersonaSystem(CachedEmbedder(inner, 50_000), base / "cpersona"))
     ready = []
     for system in systems:
         try:
@@ -280,3 +282,63 @@ def compare(run_a: Path, run_b: Path, metric: str, system_a: str | None,
                        f"{c.losses} | {c.ties} | {c.p_value:.4f} |")  # fmt: skip
     except ChittaError as exc:
         _fail(exc)
+
+
+@bench.command()
+@click.option(
+    "--n",
+    "sizes",
+    default="10000",
+    show_default=True,
+    help="Store sizes, comma-separated (10000,100k,1M). From 200k on the vectors are partly "
+    "synthetic (see docs/benchmarks.md).",
+)
+@click.option("--queries", type=int, default=200, show_default=True,
+              help="Distinct recall queries per size.")  # fmt: skip
+@click.option("--cli-runs", type=int, default=5, show_default=True,
+              help="New `chitta recall` processes per size (and reference starts).")  # fmt: skip
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("benchmarks/results/scale.json"),
+    show_default=True,
+    help="Results JSON; a Markdown table is written beside it (.md).",
+)
+@click.option(
+    "--append-docs",
+    type=click.Path(path_type=Path),
+    help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
+)
+@click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    help="A file in LoCoMo's format (default: ../shared/data/locomo10.json).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    help="Where the stores and the vector cache go, kept for a rerun (default: a temporary "
+    "folder, removed).",
+)
+@click.option("--reuse-vectors", is_flag=True,
+              help="Build real-text stores from the vector cache in --workdir: a fast rerun, "
+              "but the import figure then excludes embedding.")  # fmt: skip
+def scale(sizes: str, queries: int, cli_runs: int, out: Path, append_docs: Path | None,
+          data: Path | None, workdir: Path | None, reuse_vectors: bool) -> None:  # fmt: skip
+    """Import rate, recall latency, RSS, disk and start-up time at several store sizes."""
+    from rich.console import Console
+
+    from chitta.bench import scale as scale_bench
+
+    try:
+        record = scale_bench.run(
+            sizes=scale_bench.parse_sizes(sizes), queries=queries, data=data, workdir=workdir,
+            reuse_vectors=reuse_vectors, cli_runs=cli_runs, command=_command_line(),
+            console=Console(stderr=True),
+        )  # fmt: skip
+        table = scale_bench.write_outputs(record, out, append_docs)
+    except ChittaError as exc:
+        _fail(exc)
+        return
+    click.echo(table)
+    click.echo(f"wrote {out} and {out.with_suffix('.md')}", err=True)
