@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 EXPORT_STAMP := $(VENV)/.installed-export
 
-.PHONY: install install-export run test test-export lint format bench clean
+.PHONY: install install-export run test test-export test-peers lint format bench clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -35,7 +35,10 @@ run: install
 	$(VENV)/bin/chitta init
 
 test: install
-	$(PY) -m pytest -q -m "not export"
+	$(PY) -m pytest -q
+
+test-peers: install
+	$(PY) -m pytest -q -m peers
 
 test-export: install-export
 	$(PY) -m pytest -q -m export
@@ -48,8 +51,10 @@ format: install
 	$(VENV)/bin/ruff format src tests benchmarks
 	$(VENV)/bin/ruff check --fix src tests benchmarks
 
+# Store sizes for `make bench`, e.g. make bench BENCH_N=10000,100000 (docs/benchmarks.md).
+BENCH_N ?= 10000
 bench: install
-	$(PY) benchmarks/bench_store.py
+	$(VENV)/bin/chitta bench scale --n $(BENCH_N)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache

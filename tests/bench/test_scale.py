@@ -1,0 +1,140 @@
+"""The scale benchmark: its pure parts, and one tiny run of ``chitta bench scale`` end to end."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from chitta.bench import environment, scale
+from chitta.bench.score import percentile
+from chitta.cli import main
+from chitta.errors import BadArgument
+
+TURNS = [
+    f"{speaker}: I went to the {place} on day {i}. It was {mood} at {i}! Again in {i} weeks?"
+    for i, (speaker, place, mood) in enumerate(
+        (s, p, m)
+        for s in ("Ann", "Bob", "Cy")
+        for p in ("lake", "museum", "market", "library", "park")
+        for m in ("lovely", "crowded", "quiet", "great")
+    )
+]
+
+
+def test_sizes_parse_with_suffixes_sorted_and_distinct() -> None:
+    assert scale.parse_sizes("100k, 10000,1M,10_000") == [10_000, 100_000, 1_000_000]
+    assert scale.parse_sizes("2.5k") == [2_500]
+    for bad in ("", "ten", "10", "9M"):
+        with pytest.raises(BadArgument):
+            scale.parse_sizes(bad)
+
+
+def test_texts_are_distinct_deterministic_and_prefixes_of_each_other() -> None:
+    texts = scale.memory_texts(TURNS, 1000, seed=7)
+    assert len(set(texts)) == 1000
+    assert texts[: len(TURNS)] == TURNS  # the real turns come first, as they are
+    assert texts == scale.memory_texts(TURNS, 1000, seed=7)
+    assert scale.memory_texts(TURNS, 400, seed=7) == texts[:400]
+    assert scale.memory_texts(TURNS, 1000, seed=8)[len(TURNS) :] != texts[len(TURNS) :]
+    speakers = {t.split(": ", 1)[0] for t in TURNS}
+    for text in texts[len(TURNS) :]:
+        assert text.split(": ", 1)[0] in speakers and len(text) >= 10
+
+
+def test_a_recombination_joins_the_start_of_one_turn_and_the_end_of_another() -> None:
+    a = "Ann: One. Two. Three. Four."
+    b = "Bob: Five. Six. Seven."
+    for seed in range(20):
+        text = scale.recombine(a, b, random.Random(seed))
+        assert text.startswith("Ann: One.") and text.endswith("Seven.")
+        assert "Four." not in text and "Bob" not in text
+
+
+def test_too_few_turns_to_recombine_is_a_clear_error() -> None:
+    with pytest.raises(BadArgument, match="distinct texts"):
+        scale.memory_texts(["Ann: Hello there.", "Bob: Hi to you."], 50)
+
+
+def test_split_turn_keeps_speaker_and_sentences() -> None:
+    assert scale.split_turn("Mel: Hi! How are you? Fine.") == ("Mel", ["Hi!", "How are you?",
+                                                                     "Fine."])  # fmt: skip
+    assert scale.split_turn("no speaker here") == ("", ["no speaker here"])
+
+
+def test_synthetic_vectors_are_unit_length_near_their_source_and_deterministic() -> None:
+    rng = np.random.default_rng(0)
+    base = scale.unit_rows(rng.normal(size=(50, 384)).astype(np.float32))
+    vectors, sources = scale.synthetic_vectors(base, 500, np.random.default_rng(1))
+    assert vectors.shape == (500, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosine = np.sum(vectors * base[sources], axis=1)
+    assert cosine.min() > 0.85 and cosine.max() < 0.999  # near, but not a copy
+    # nearest base vector of each synthetic one is its source
+    assert (np.argmax(vectors @ base.T, axis=1) == sources).all()
+    again, again_sources = scale.synthetic_vectors(base, 500, np.random.default_rng(1))
+    assert np.array_equal(again, vectors) and np.array_equal(again_sources, sources)
+
+
+def test_summary_and_percentile() -> None:
+    values = [float(v) for v in range(1, 101)]
+    s = scale.summary_ms(values)
+    assert s == {"p50": 50.5, "p95": 95.05, "mean": 50.5, "min": 1.0, "max": 100.0}
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert scale.summary_ms([])["p50"] == 0.0
+
+
+def test_vector_cache_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "cache.npz"
+    cache = scale.VectorCache(path)
+    assert cache.lookup(["a"]) == (None, [0])
+    vectors = scale.unit_rows(np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32))
+    cache.add(["one", "two", "three"], vectors)
+    cache.save()
+    again = scale.VectorCache(path)
+    found, missing = again.lookup(["three", "four", "one"])
+    assert missing == [1] and len(again) == 3
+    assert np.array_equal(found[0], vectors[2]) and np.array_equal(found[2], vectors[0])
+    again.add(["four", "one"], vectors[:2])  # "one" is known: kept once
+    again.save()
+    assert len(scale.VectorCache(path)) == 4
+
+
+def test_memory_figures_are_read() -> None:
+    figures = scale.memory_mb()
+    assert 0 < figures["rss"] <= figures["peak"]
+
+
+def test_a_tiny_run_end_to_end(tmp_path: Path) -> None:
+    data = environment.default_locomo()
+    if not data.is_file():
+        pytest.skip(f"no LoCoMo file at {data}")
+    out = tmp_path / "scale.json"
+    docs = tmp_path / "benchmarks.md"
+    docs.write_text("# Benchmarks\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["bench", "scale", "--n", "300", "--queries", "10",
+                                       "--cli-runs", "2", "--out", str(out),
+                                       "--append-docs", str(docs)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert record["benchmark"] == "scale" and record["settings"]["sizes"] == [300]
+    assert record["command"].startswith("chitta bench scale --n 300")
+    row = record["figures"]["300"]
+    build, recall, cli = row["build"], row["recall"], row["cli"]
+    assert build["import"]["mode"] == "embedded" and build["import"]["import_per_s"] > 0
+    assert build["import"]["paired"]["texts"] == 300 and build["import"]["paired"]["ratio"] > 0
+    assert build["size"]["bytes_per_memory"] > 1536
+    assert recall["vectors_in_index"] == 300
+    for strategy in scale.STRATEGIES:
+        assert recall[strategy]["wall_ms"]["p50"] > 0
+        assert recall[strategy]["embed_cache"]["hits"] == 0
+    assert recall["rss_mb"]["after_first_recall"]["rss"] > recall["rss_mb"]["start"]["rss"]
+    assert cli["runs"] == 2 and cli["recall_process_ms_median"] > 0
+    assert cli["peak_rss_mb_median"] > 50
+    table = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| figure | N = 300 |" in table and "Recall hybrid" in table
+    assert table in docs.read_text(encoding="utf-8")
