@@ -334,7 +334,7 @@ def scale(sizes: str, queries: int, cli_runs: int, out: Path, append_docs: Path 
         record = scale_bench.run(
             sizes=scale_bench.parse_sizes(sizes), queries=queries, data=data, workdir=workdir,
             reuse_vectors=reuse_vectors, cli_runs=cli_runs, command=_command_line(),
-            console=Console(stderr=True),
+            console=Console(stderr=True), checkpoint=lambda rec: scale_bench.write_json(rec, out),
         )  # fmt: skip
         table = scale_bench.write_outputs(record, out, append_docs)
     except ChittaError as exc:

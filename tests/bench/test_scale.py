@@ -121,7 +121,8 @@ def test_a_tiny_run_end_to_end(tmp_path: Path) -> None:
                                        "--append-docs", str(docs)])  # fmt: skip
     assert result.exit_code == 0, result.output
     record = json.loads(out.read_text(encoding="utf-8"))
-    assert record["benchmark"] == "scale" and record["settings"]["sizes"] == [300]
+    assert record["benchmark"] == "scale" and record["complete"] is True
+    assert record["settings"]["sizes"] == [300]
     assert record["command"].startswith("chitta bench scale --n 300")
     row = record["figures"]["300"]
     build, recall, cli = row["build"], row["recall"], row["cli"]

@@ -852,8 +852,10 @@ def run(
     cli_runs: int,
     command: str,
     console: Any,
+    checkpoint: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Every phase for every size; the results record."""
+    """Every phase for every size; the results record (also given to ``checkpoint`` after
+    each size, marked incomplete, so a long run that fails late keeps what it measured)."""
     from chitta.bench import environment, locomo
 
     if not 1 <= queries <= 1000:
@@ -871,6 +873,47 @@ def run(
     started = time.perf_counter()
     load_before = loadavg()
     figures: dict[str, Any] = {}
+
+    def record(complete: bool) -> dict[str, Any]:
+        return {
+            "complete": complete,
+            "benchmark": "scale",
+            "command": command,
+            "commit": environment.git_commit(),
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": {
+                **environment.machine(),
+                "loadavg_before": load_before,
+                "loadavg_after": loadavg(),
+            },
+            "wall_s": round(time.perf_counter() - started, 1),
+            "settings": {
+                "sizes": sizes,
+                "queries": len(recall_qs),
+                "cli_runs": cli_runs,
+                "realm": REALM,
+                "limit": LIMIT,
+                "import_batch": BATCH,
+                "seed": SEED,
+                "data": str(path),
+                "locomo_turns_distinct": len(turns),
+                "content": "LoCoMo turns (memory_text: 'speaker: text' plus any image caption), "
+                "then distinct recombinations: up to half the sentences of one turn (with its "
+                "speaker) followed by up to half of another's, seeded RNG",
+                "queries_from": "LoCoMo qa questions, distinct, shuffled with the seed",
+                "synthetic_from": SYNTHETIC_FROM,
+                "synthetic": f"N >= {SYNTHETIC_FROM:,}: the first {BASE_SET:,} texts embedded; "
+                f"later memories get a random one of those vectors + N(0, {NOISE_SD}²) per "
+                "dimension, re-normalised, and are written with Store.insert (no embedding)",
+                "paired_texts": PAIRED_TEXTS,
+                "reuse_vectors": reuse_vectors,
+                "embed_settings": "EmbedSettings() defaults (CHITTA_* variables ignored)",
+                "workdir": str(workdir) if workdir else None,
+            },
+            "reference": reference,
+            "figures": figures,
+        }
+
     with tempfile.TemporaryDirectory(prefix="chitta-scale-") as tmp, Progress(console) as progress:
         base = (workdir or Path(tmp)).resolve()
         base.mkdir(parents=True, exist_ok=True)
@@ -892,45 +935,11 @@ def run(
             row["loadavg_after"] = loadavg()
             figures[str(n)] = row
             progress.note(one_line(row))
+            if checkpoint is not None:
+                checkpoint(record(complete=False))
             if workdir is None:
                 shutil.rmtree(folder, ignore_errors=True)
-    return {
-        "benchmark": "scale",
-        "command": command,
-        "commit": environment.git_commit(),
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            **environment.machine(),
-            "loadavg_before": load_before,
-            "loadavg_after": loadavg(),
-        },
-        "wall_s": round(time.perf_counter() - started, 1),
-        "settings": {
-            "sizes": sizes,
-            "queries": len(recall_qs),
-            "cli_runs": cli_runs,
-            "realm": REALM,
-            "limit": LIMIT,
-            "import_batch": BATCH,
-            "seed": SEED,
-            "data": str(path),
-            "locomo_turns_distinct": len(turns),
-            "content": "LoCoMo turns (memory_text: 'speaker: text' plus any image caption), "
-            "then distinct recombinations: up to half the sentences of one turn (with its "
-            "speaker) followed by up to half of another's, seeded RNG",
-            "queries_from": "LoCoMo qa questions, distinct, shuffled with the seed",
-            "synthetic_from": SYNTHETIC_FROM,
-            "synthetic": f"N >= {SYNTHETIC_FROM:,}: the first {BASE_SET:,} texts embedded; "
-            f"later memories get a random one of those vectors + N(0, {NOISE_SD}²) per "
-            "dimension, re-normalised, and are written with Store.insert (no embedding)",
-            "paired_texts": PAIRED_TEXTS,
-            "reuse_vectors": reuse_vectors,
-            "embed_settings": "EmbedSettings() defaults (CHITTA_* variables ignored)",
-            "workdir": str(workdir) if workdir else None,
-        },
-        "reference": reference,
-        "figures": figures,
-    }
+    return record(complete=True)
 
 
 def one_line(row: dict[str, Any]) -> str:
@@ -980,7 +989,7 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     return [
         ("Content", col(lambda r: "LoCoMo + recombined" + (
             ", synthetic vectors †" if imp(r)["mode"] == "synthetic" else ""))),
-        ("Import, memories/s (embedding included)",
+        ("Import, memories/s (embedding included, except † ‡)",
          col(lambda r: _num(imp(r)["import_per_s"]) + mark(r))),
         ("Embedder alone, same texts, texts/s (paired batches)",
          col(embedded(lambda i: _num(i["paired"]["embed_alone_per_s"])))),
@@ -1057,10 +1066,14 @@ def _load(values: list[float] | None) -> str:
     return "?" if not values else f"{values[0]:.2f}"
 
 
-def write_outputs(record: dict[str, Any], out: Path, append_docs: Path | None) -> str:
-    """The results JSON at ``out``, the Markdown beside it (and appended to ``append_docs``)."""
+def write_json(record: dict[str, Any], out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def write_outputs(record: dict[str, Any], out: Path, append_docs: Path | None) -> str:
+    """The results JSON at ``out``, the Markdown beside it (and appended to ``append_docs``)."""
+    write_json(record, out)
     table = markdown(record)
     out.with_suffix(".md").write_text(table, encoding="utf-8")
     if append_docs is not None:
