@@ -109,12 +109,17 @@ def _locomo(
         console.print(f"evidence {r.raw!r} in {r.conversation} q{r.question} {verdict}{extra}",
                       markup=False, highlight=False)  # fmt: skip
     started = time.time()
+    load_before = environment.loadavg()
     with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
                                         console)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
+            for system in systems:
+                for note in getattr(system, "run_notes", list)():
+                    if note not in notes:
+                        notes.append(note)
         finally:
             for system in systems:
                 system.close()
@@ -124,7 +129,9 @@ def _locomo(
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate),
                   "conversations": len(dataset.conversations)},
-        environment={"commit": environment.git_commit(), "machine": environment.machine(),
+        environment={"commit": environment.git_commit(),
+                     "machine": {**environment.machine(), "loadavg_before": load_before,
+                                 "loadavg_after": environment.loadavg()},
                      "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
                      "command": command, "wall_s": round(time.time() - started, 1)},
         notes=notes,

@@ -65,6 +65,8 @@ def markdown(record: dict[str, Any], command: str) -> str:
         f"{CATEGORIES[int(g)]} ({g})" if g.isdigit() else g for g in GROUPS
     ]  # fmt: skip
     lines = [
+        f"### LoCoMo run, {str(record.get('created_at'))[:10]}",
+        "",
         f"Command: `{command}` (commit {str(record.get('commit'))[:12]}, "
         f"{record.get('created_at')}; {record['data']['questions']} questions, "
         f"{record['data']['turns']} turns)",

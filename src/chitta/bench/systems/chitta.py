@@ -92,6 +92,11 @@ class ChittaSystem:
     def load(self, realm: str, conversation: Conversation) -> None:
         self.store.load(realm, conversation)
 
+    def run_notes(self) -> list[str]:
+        """What the quality gate refused while loading (shared by every strategy's system)."""
+        return [f"chitta refused a turn in {realm}: {message}" for realm, message in
+                self.store.refused]  # fmt: skip
+
     def search(self, realm: str, query: str, k: int) -> list[str]:
         result = self.store.open().recall(
             query, realm=realm, limit=k, strategy=self.strategy, ablate=self.ablate

@@ -335,6 +335,14 @@ class CPersonaSystem:
         reply["texts_embedded"] = self.endpoint.texts_embedded - before
         self.loads[realm] = reply
 
+    def run_notes(self) -> list[str]:
+        """Turns CPersona did not store (it skips exact repeats), by realm."""
+        return [
+            f"cpersona skipped {len(load['skipped'])} turn(s) in {realm}: {load['skipped']}"
+            for realm, load in self.loads.items()
+            if load.get("skipped")
+        ]
+
     def search(self, realm: str, query: str, k: int) -> list[str]:
         limit = max(1, min(self.recall_limit or k, RECALL_MAX_LIMIT))
         reply = self._ask({"op": "query", "realm": realm, "query": query, "limit": limit})
