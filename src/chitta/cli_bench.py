@@ -26,17 +26,25 @@ def _split(value: str | None) -> list[str]:
     return [x.strip() for x in value.split(",") if x.strip()] if value else []
 
 
+DATA_OPTION = click.option(
+    "--data",
+    type=click.Path(path_type=Path),
+    help="A file in LoCoMo's format (default: ../shared/data/locomo10.json).",
+)
+APPEND_DOCS_OPTION = click.option(
+    "--append-docs",
+    type=click.Path(path_type=Path),
+    help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
+)
+
+
 def _fail(exc: ChittaError) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
 @bench.command()
-@click.option(
-    "--data",
-    type=click.Path(path_type=Path),
-    help="A file in LoCoMo's format (default: ../shared/data/locomo10.json).",
-)
+@DATA_OPTION
 @click.option(
     "--strategy",
     default="hybrid",
@@ -65,11 +73,7 @@ def _fail(exc: ChittaError) -> None:
     show_default=True,
     help="Results JSON; per-question JSONL and a Markdown table are written beside it.",
 )
-@click.option(
-    "--append-docs",
-    type=click.Path(path_type=Path),
-    help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
-)
+@APPEND_DOCS_OPTION
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
@@ -311,16 +315,8 @@ def compare(run_a: Path, run_b: Path, metric: str, system_a: str | None,
     show_default=True,
     help="Results JSON; a Markdown table is written beside it (.md).",
 )
-@click.option(
-    "--append-docs",
-    type=click.Path(path_type=Path),
-    help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
-)
-@click.option(
-    "--data",
-    type=click.Path(path_type=Path),
-    help="A file in LoCoMo's format (default: ../shared/data/locomo10.json).",
-)
+@APPEND_DOCS_OPTION
+@DATA_OPTION
 @click.option(
     "--workdir",
     type=click.Path(path_type=Path),
