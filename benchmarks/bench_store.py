@@ -1,7 +1,7 @@
 """Kept for old command lines: the store benchmark is now ``chitta bench scale``.
 
 ``python benchmarks/bench_store.py [--n 10000] [...]`` runs ``chitta bench scale`` with the same
-arguments (src/chitta/bench/scale.py; results in benchmarks/results/scale.json and .md).
+arguments (src/chitta/bench/scale/; results in benchmarks/results/scale.json and .md).
 """
 
 from __future__ import annotations

@@ -1,0 +1,295 @@
+"""The build phase (a worker): a store of N memories, with its import, size and memory figures."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chitta.bench.scale.events import Events
+from chitta.bench.scale.measure import load_model, memory_mb, reset_peak, store_size, timed
+from chitta.bench.scale.settings import (
+    BASE_SET,
+    BATCH,
+    PAIRED_TEXTS,
+    REALM,
+    BenchFailed,
+    is_synthetic,
+)
+from chitta.bench.scale.texts import base_turns, memory_texts
+from chitta.bench.scale.vectors import VectorCache, synthetic_vectors
+
+
+class TimedEmbedder:
+    """An embedder that adds up the seconds spent in it."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    def identity(self) -> Any:
+        return self.inner.identity()
+
+    def embed(self, texts: list[str]) -> Any:
+        start = time.perf_counter()
+        try:
+            return self.inner.embed(texts)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def stats(self) -> dict[str, int]:
+        return self.inner.stats()
+
+
+def _cache_path(workdir: Path, inner: Any) -> Path:
+    ident = inner.identity()
+    digest = hashlib.sha256(json.dumps(ident.as_dict(), sort_keys=True).encode()).hexdigest()
+    name = re.sub(r"[^\w.-]", "_", ident.name)
+    return workdir / f"vector-cache-{name}-{digest[:12]}.npz"
+
+
+def _jsonl_line(text: str) -> str:
+    return json.dumps({"type": "memory", "kind": "episode", "content": text, "realm": REALM})
+
+
+def _rate_by_tenth(texts: list[str], seconds: list[float]) -> list[float]:
+    """Memories/s over each tenth of the batches (fewer parts when there are fewer batches)."""
+    tenths = []
+    for part in np.array_split(np.arange(len(seconds)), min(10, len(seconds))):
+        count = sum(len(texts[i * BATCH : (i + 1) * BATCH]) for i in part)
+        tenths.append(round(count / sum(seconds[i] for i in part), 1))
+    return tenths
+
+
+def _import_batch(chitta: Any, lines: list[str]) -> float:
+    """Seconds to ``import_jsonl`` one batch of lines, all of which must be imported."""
+    from chitta.transfer import import_jsonl
+
+    seconds, report = timed(lambda: import_jsonl(chitta, lines))
+    if report.errors or report.memories != len(lines):
+        raise BenchFailed(f"import failed: {report.as_dict()}")
+    return seconds
+
+
+def _paired_batch(
+    chitta: Any, inner: Any, chunk: list[str], lines: list[str], alone_first: bool
+) -> tuple[float, float]:
+    """(import s, embedder-alone s) of one batch; the embedder alone goes first or second."""
+    if alone_first:
+        alone = timed(lambda: inner.embed(chunk))[0]
+        seconds = _import_batch(chitta, lines)
+    else:
+        seconds = _import_batch(chitta, lines)
+        alone = timed(lambda: inner.embed(chunk))[0]
+    return seconds, alone
+
+
+def _import_embedded(chitta: Any, inner: Any, texts: list[str], events: Events) -> dict[str, Any]:
+    """``import_jsonl`` batch by batch (embedding included); on every k-th batch the embedder
+    alone on the same texts, before or after the import in turn."""
+    timer = TimedEmbedder(chitta.embedder)
+    chitta.embedder = timer
+    n = len(texts)
+    every = max(1, round(n / PAIRED_TEXTS))
+    import_s: list[float] = []
+    embed_in_import_s: list[float] = []
+    paired: list[tuple[int, float, float]] = []  # (texts, import s, embedder-alone s)
+    events.task(f"N={n:,}: import (embedding included)", n)
+    for b, start in enumerate(range(0, n, BATCH)):
+        chunk = texts[start : start + BATCH]
+        lines = [_jsonl_line(t) for t in chunk]
+        before = timer.seconds
+        if b % every == 0:
+            alone_first = (b // every) % 2 == 0
+            seconds, alone = _paired_batch(chitta, inner, chunk, lines, alone_first)
+            paired.append((len(chunk), seconds, alone))
+        else:
+            seconds = _import_batch(chitta, lines)
+        import_s.append(seconds)
+        embed_in_import_s.append(timer.seconds - before)
+        events.advance(len(chunk))
+    chitta.embedder = timer.inner
+    summary = _import_summary(texts, import_s, embed_in_import_s, paired, every)
+    summary["importer_cache"] = timer.stats()
+    return summary
+
+
+def _import_summary(
+    texts: list[str],
+    import_s: list[float],
+    embed_in_import_s: list[float],
+    paired: list[tuple[int, float, float]],
+    every: int,
+) -> dict[str, Any]:
+    """The embedded import's figures: totals, the paired comparison, the rate by tenth."""
+    n = len(texts)
+    total, embedded = sum(import_s), sum(embed_in_import_s)
+    p_texts = sum(p[0] for p in paired)
+    p_import, p_alone = sum(p[1] for p in paired), sum(p[2] for p in paired)
+    return {
+        "mode": "embedded",
+        "memories": n,
+        "batch": BATCH,
+        "import_s": round(total, 3),
+        "import_per_s": round(n / total, 1),
+        "embed_in_import_s": round(embedded, 3),
+        "embed_in_import_per_s": round(n / embedded, 1),
+        "overhead_ms_per_memory": round((total - embedded) * 1000 / n, 4),
+        "paired": {
+            "every_kth_batch": every,
+            "batches": len(paired),
+            "texts": p_texts,
+            "import_per_s": round(p_texts / p_import, 1),
+            "embed_alone_per_s": round(p_texts / p_alone, 1),
+            "ratio": round(p_alone / p_import, 3),
+            "per_batch_ratio_p50": round(statistics.median(a / i for _, i, a in paired), 3),
+        },
+        "import_per_s_by_tenth": _rate_by_tenth(texts, import_s),
+    }
+
+
+def _real_vectors(
+    texts: list[str], inner: Any, cache: VectorCache, events: Events, label: str
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """Vectors of ``texts``: from the cache where it has them, the rest embedded (and cached)."""
+    vectors, missing = cache.lookup(texts)
+    if vectors is None:
+        vectors = np.zeros((len(texts), inner.identity().dim), dtype=np.float32)
+    embed_s = 0.0
+    if missing:
+        events.task(f"{label}: embedding {len(missing):,} texts (not cached)", len(missing))
+        todo = [texts[i] for i in missing]
+        for start in range(0, len(todo), BATCH):
+            chunk = todo[start : start + BATCH]
+            seconds, result = timed(lambda chunk=chunk: inner.embed(chunk))
+            embed_s += seconds
+            vectors[missing[start : start + len(chunk)]] = result.vectors
+            events.advance(len(chunk))
+        cache.add(todo, vectors[missing])
+        cache.save()
+    return vectors, {
+        "texts": len(texts),
+        "from_cache": len(texts) - len(missing),
+        "embedded": len(missing),
+        "embed_s": round(embed_s, 3),
+        "embed_per_s": round(len(missing) / embed_s, 1) if embed_s else None,
+    }
+
+
+def _insert_given(
+    chitta: Any, texts: list[str], real: np.ndarray, seed: int, events: Events, synthetic: bool
+) -> dict[str, Any]:
+    """``Store.insert`` of (memory, vector) batches; rows past ``real`` get synthetic vectors."""
+    from chitta.transfer.codec import parse_memory
+
+    n = len(texts)
+    store = chitta.store
+    insert_s: list[float] = []
+    make_s = 0.0
+    events.task(f"N={n:,}: insert (vectors given{', synthetic' if synthetic else ''})", n)
+    for b, start in enumerate(range(0, n, BATCH)):
+        chunk = texts[start : start + BATCH]
+        t = time.perf_counter()
+        if start + len(chunk) <= len(real):
+            vectors = real[start : start + len(chunk)]
+        else:
+            rng = np.random.default_rng([seed, b])
+            keep = max(0, len(real) - start)
+            fake, _ = synthetic_vectors(real, len(chunk) - keep, rng)
+            vectors = np.concatenate([real[start : start + keep], fake])
+        make_s += time.perf_counter() - t
+
+        def write(chunk: list[str] = chunk, vectors: np.ndarray = vectors) -> None:
+            now = chitta.clock()
+            items = [
+                (parse_memory({"type": "memory", "kind": "episode", "content": text,
+                               "realm": REALM}, now, None)[0], vector)
+                for text, vector in zip(chunk, vectors, strict=True)
+            ]  # fmt: skip
+            store.insert(items)
+
+        insert_s.append(timed(write)[0])
+        events.advance(len(chunk))
+    total = sum(insert_s)
+    return {
+        "mode": "synthetic" if synthetic else "cached",
+        "memories": n,
+        "batch": BATCH,
+        "import_s": round(total, 3),
+        "import_per_s": round(n / total, 1),
+        "real_vectors": min(n, len(real)),
+        "synthetic_vectors": max(0, n - len(real)),
+        "vector_generation_s": round(make_s, 3),
+        "import_per_s_by_tenth": _rate_by_tenth(texts, insert_s),
+    }
+
+
+def _cache_stored_vectors(store: Any, cache: VectorCache) -> None:
+    """Add every stored (content, vector) to the vector cache and save it, for a rerun."""
+    rows = store._conn.execute(
+        "SELECT m.content, e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id"
+    )
+    for batch in iter(lambda: rows.fetchmany(10_000), []):
+        found = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in batch])
+        cache.add([r[0] for r in batch], found)
+    cache.save()
+
+
+def build(spec: dict[str, Any], events: Events) -> dict[str, Any]:
+    """Build the store of ``spec["n"]`` memories; the import, size and memory figures."""
+    from chitta.api import Chitta
+    from chitta.bench import locomo
+    from chitta.config import Settings
+    from chitta.embed.cache import CachedEmbedder
+
+    n, seed, home = spec["n"], spec["seed"], Path(spec["home"])
+    rss: dict[str, Any] = {"start": memory_mb()}
+    t0 = time.perf_counter()
+    turns = base_turns(locomo.load(Path(spec["data"])))
+    texts = memory_texts(turns, n, seed)
+    text_s = time.perf_counter() - t0
+    load_s, inner = load_model()
+    rss["model_loaded"] = memory_mb()
+    cache = VectorCache(_cache_path(Path(spec["workdir"]), inner))
+    synthetic = is_synthetic(n)
+    vectors_info = None
+    with Chitta.open(Settings(home=home), embedder=CachedEmbedder(inner)) as chitta:
+        if synthetic or spec["reuse_vectors"]:
+            count = min(n, BASE_SET) if synthetic else n
+            real, vectors_info = _real_vectors(texts[:count], inner, cache, events,
+                                               f"N={n:,}")  # fmt: skip
+            rss["before_import"] = memory_mb()
+            rss["peak_reset"] = reset_peak()
+            imported = _insert_given(chitta, texts, real, seed, events, synthetic)
+            del real
+        else:
+            rss["before_import"] = memory_mb()
+            rss["peak_reset"] = reset_peak()
+            imported = _import_embedded(chitta, inner, texts, events)
+        rss["after_import"] = memory_mb()
+        size = store_size(chitta.store, n)
+        if imported["mode"] == "embedded":  # keep what was embedded for a rerun
+            _cache_stored_vectors(chitta.store, cache)
+    lengths = [len(t) for t in texts]
+    return {
+        "n": n,
+        "content": {
+            "locomo_turns": min(n, len(turns)),
+            "recombined": max(0, n - len(turns)),
+            "mean_chars": round(statistics.fmean(lengths), 1),
+            "text_generation_s": round(text_s, 3),
+        },
+        "synthetic_vectors": synthetic,
+        "embedder_load_ms": round(load_s * 1000, 1),
+        "real_vectors": vectors_info,
+        "import": imported,
+        "size": size,
+        "rss_mb": rss,
+        "vector_cache": {"path": str(cache.path), "entries": len(cache)},
+    }

@@ -1,0 +1,105 @@
+"""Measuring inside one process: timings and their summary, RSS, the model load, disk per memory."""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chitta.bench.score import percentile
+
+
+def summary_ms(values: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / mean / min / max of millisecond figures, rounded to µs."""
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0, "min": 0.0, "max": 0.0}
+    return {
+        "p50": round(percentile(values, 50), 3),
+        "p95": round(percentile(values, 95), 3),
+        "mean": round(statistics.fmean(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """(seconds, result) of one call."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def memory_mb() -> dict[str, float]:
+    """This process's resident set now (``VmRSS``) and its peak (``VmHWM``), in MiB."""
+    found: dict[str, float] = {}
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    found[line[:5]] = round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    peak = found.get("VmHWM")
+    if peak is None:  # ru_maxrss is in KiB on Linux
+        peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return {"rss": found.get("VmRSS", peak), "peak": peak}
+
+
+def reset_peak() -> bool:
+    """Reset ``VmHWM`` to the current RSS (Linux ≥ 4.0); whether that worked."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without CHITTA_* / CC_SOUL_* settings, so only defaults apply."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+
+
+def loadavg() -> list[float] | None:
+    from chitta.bench.environment import loadavg as read
+
+    return read()
+
+
+def load_model() -> tuple[float, Any]:
+    """(seconds, the raw ONNX embedder), warmed up on a first batch."""
+    from chitta.config import EmbedSettings
+    from chitta.embed.loader import build_embedder
+
+    seconds, cached = timed(lambda: build_embedder(EmbedSettings()))
+    cached.inner.embed(["warm up the onnxruntime session", "a second text of a few words"])
+    return seconds, cached.inner
+
+
+def store_size(store: Any, n: int) -> dict[str, Any]:
+    """Bytes per memory after a WAL checkpoint, and each table's share (``dbstat``)."""
+    conn = store._conn
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = store.size_bytes()
+    tables: dict[str, int] = {}
+    for name, nbytes in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+        if name.startswith("memories_fts"):
+            group = "fts"
+        elif name in ("embeddings", "sqlite_autoindex_embeddings_1"):
+            group = "embeddings"
+        elif name.startswith(("memories", "sqlite_autoindex_memories")):
+            group = "memories"
+        else:
+            group = "other"
+        tables[group] = tables.get(group, 0) + int(nbytes)
+    return {
+        "size_bytes": size,
+        "bytes_per_memory": round(size / n, 1),
+        "raw_vector_bytes": store.model_identity().dim * 4,
+        "per_memory_by_table": {k: round(v / n, 1) for k, v in sorted(tables.items())},
+        "bytes_per_memory_without_embeddings": round((size - tables.get("embeddings", 0)) / n, 1),
+        "page_size": conn.execute("PRAGMA page_size").fetchone()[0],
+    }

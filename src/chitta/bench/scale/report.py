@@ -1,0 +1,150 @@
+"""The results files: the record as JSON, and a Markdown table with a column per store size."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chitta.bench.scale.settings import BASE_SET, CLI_RUNS, NOISE_SD
+
+
+def one_line(row: dict[str, Any]) -> str:
+    b, r = row["build"], row["recall"]
+    loaded = r["rss_mb"]["after_first_recall"]["rss"]
+    return (f"N={b['n']:,}: import {b['import']['import_per_s']:,}/s ({b['import']['mode']}), "
+            f"hybrid p50 {r['hybrid']['wall_ms']['p50']} ms, first recall "
+            f"{r['first_recall_ms']:.0f} ms, RSS after load {loaded} MiB, "
+            f"{b['size']['bytes_per_memory']:,} B/memory, new process "
+            f"{row['cli']['recall_process_ms_median']} ms")  # fmt: skip
+
+
+# --- the Markdown table --------------------------------------------------------------------------
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    def col(fn: Callable[[dict[str, Any]], str]) -> list[str]:
+        return [fn(r) for r in rows]
+
+    def imp(r: dict[str, Any]) -> dict[str, Any]:
+        return r["build"]["import"]
+
+    def embedded(fn: Callable[[dict[str, Any]], str]) -> Callable[[dict[str, Any]], str]:
+        return lambda r: fn(imp(r)) if imp(r)["mode"] == "embedded" else "—"
+
+    def mark(r: dict[str, Any]) -> str:
+        return {"embedded": "", "synthetic": " †", "cached": " ‡"}[imp(r)["mode"]]
+
+    def strat(name: str) -> Callable[[dict[str, Any]], str]:
+        def cell(r: dict[str, Any]) -> str:
+            w = r["recall"][name]["wall_ms"]
+            return f"{_num(w['p50'])} / {_num(w['p95'])}"
+
+        return cell
+
+    def p50(name: str, part: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: _num(r["recall"][name]["timing_ms_p50"].get(part))
+
+    def rss(key: str) -> Callable[[dict[str, Any]], str]:
+        return lambda r: _num(r["recall"]["rss_mb"][key]["rss"], 0)
+
+    runs = rows[0]["cli"]["runs"] if rows else CLI_RUNS
+    return [
+        ("Content", col(lambda r: "LoCoMo + recombined" + (
+            ", synthetic vectors †" if imp(r)["mode"] == "synthetic" else ""))),
+        ("Import, memories/s (embedding included, except † ‡)",
+         col(lambda r: _num(imp(r)["import_per_s"]) + mark(r))),
+        ("Embedder alone, same texts, texts/s (paired batches)",
+         col(embedded(lambda i: _num(i["paired"]["embed_alone_per_s"])))),
+        ("Import ÷ embedder alone, time ratio (paired batches; 1.0 = free import)",
+         col(embedded(lambda i: f"{i['paired']['ratio']:.3f}"))),
+        ("Import cost beyond embedding, ms/memory",
+         col(embedded(lambda i: _num(i["overhead_ms_per_memory"], 3)))),
+        ("Import wall time, s", col(lambda r: _num(imp(r)["import_s"]))),
+        ("Recall hybrid, p50 / p95 ms", col(strat("hybrid"))),
+        ("… of which query embedding, p50 ms", col(p50("hybrid", "embed"))),
+        ("… `sem` lane (exact vector search), p50 ms", col(p50("hybrid", "sem"))),
+        ("… `kw` lane (FTS5 BM25), p50 ms", col(p50("hybrid", "kw"))),
+        ("Recall semantic, p50 / p95 ms", col(strat("semantic"))),
+        ("Recall keyword, p50 / p95 ms", col(strat("keyword"))),
+        ("First recall after open (builds the vector index), ms",
+         col(lambda r: _num(r["recall"]["first_recall_ms"], 0))),
+        ("RSS, model loaded, store not open, MiB", col(rss("model_loaded"))),
+        ("RSS after the first recall (index loaded), MiB", col(rss("after_first_recall"))),
+        ("… increase over the model alone / raw vector matrix, MiB",
+         col(lambda r: f"{_num(r['recall']['rss_mb']['index_delta'], 0)} / "
+                       f"{_num(r['recall']['rss_mb']['vector_matrix_mb'], 0)}")),
+        ("Peak RSS while opening and loading (VmHWM), MiB",
+         col(lambda r: _num(r["recall"]["rss_mb"]["after_first_recall"]["peak"], 0))),
+        ("Peak RSS of the import process, MiB",
+         col(lambda r: _num(r["build"]["rss_mb"]["after_import"]["peak"], 0))),
+        ("Disk per memory (after WAL checkpoint), B",
+         col(lambda r: _num(r["build"]["size"]["bytes_per_memory"], 0))),
+        ("… of which the embeddings table, B",
+         col(lambda r: _num(r["build"]["size"]["per_memory_by_table"].get("embeddings"), 0))),
+        (f"`chitta recall --json`, new process, spawn to exit (median of {runs}), ms",
+         col(lambda r: _num(r["cli"]["recall_process_ms_median"], 0))),
+        ("… its peak RSS (median), MiB", col(lambda r: _num(r["cli"]["peak_rss_mb_median"], 0))),
+        ("Whole N (build, recall, new processes), s", col(lambda r: _num(r["wall_s"], 0))),
+    ]  # fmt: skip
+
+
+def markdown(record: dict[str, Any]) -> str:
+    """The results as Markdown: a command line, a table with a column per N, footnotes."""
+    rows = list(record["figures"].values())
+    machine = record["machine"]
+    ref = record["reference"]
+    commit = (record["commit"] or "unknown")[:12]
+    lines = [
+        f"Command: `{record['command']}` (commit `{commit}`, {record['created_at']}; "
+        f"{record['wall_s']:,.0f} s in all; {machine.get('cores')} cores; load average "
+        f"{_load(machine['loadavg_before'])} before, {_load(machine['loadavg_after'])} after)",
+        "",
+        "| figure | " + " | ".join(f"N = {r['build']['n']:,}" for r in rows) + " |",
+        "|---|" + "---|" * len(rows),
+    ]
+    lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in _rows(rows)]
+    lines.append("")
+    lines.append(f"For comparison: `python -c pass` {ref['python_bare_start_ms_median']} ms, "
+                 f"`python -c \"import chitta.cli\"` {ref['import_chitta_cli_ms_median']} ms "
+                 "(medians).")  # fmt: skip
+    modes = {r["build"]["import"]["mode"] for r in rows}
+    if "synthetic" in modes:
+        lines.append("")
+        lines.append(
+            f"† Synthetic vectors: the first {BASE_SET:,} memories have embedded texts; every "
+            f"later one has a distinct recombined text and a vector made from a random one of "
+            f"those {BASE_SET:,} real vectors plus Gaussian noise (sd {NOISE_SD} per dimension), "
+            "re-normalised. They are written with `Store.insert` (no embedding), so the import "
+            "figure is the rate of the store's SQLite, FTS5 and embeddings writes alone."
+        )
+    if "cached" in modes:
+        lines.append("")
+        lines.append("‡ `--reuse-vectors`: vectors taken from the vector cache and written with "
+                     "`Store.insert`; the import figure excludes embedding.")  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _load(values: list[float] | None) -> str:
+    return "?" if not values else f"{values[0]:.2f}"
+
+
+def write_json(record: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def write_outputs(record: dict[str, Any], out: Path, append_docs: Path | None) -> str:
+    """The results JSON at ``out``, the Markdown beside it (and appended to ``append_docs``)."""
+    write_json(record, out)
+    table = markdown(record)
+    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    if append_docs is not None:
+        with append_docs.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + table)
+    return table
