@@ -1,0 +1,67 @@
+"""The benchmarked systems on a small conversation, run through the real runner."""
+
+from pathlib import Path
+
+import pytest
+
+from chitta.bench.locomo import Conversation, Dataset, Question, Turn
+from chitta.bench.runner import run
+from chitta.bench.systems.bm25 import Bm25System, tokens
+from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
+from chitta.bench.systems.dense import DenseSystem
+
+LINES = [
+    "Ann: We moved the database to SQLite with WAL mode last week.",
+    "Bob: My dog Rex loves chasing tennis balls in the park.",
+    "Ann: The quarterly report is due on the first Monday of March.",
+    "Bob: I started learning the violin after my birthday.",
+    "Ann: Bye!",
+]
+TURNS = tuple(
+    Turn(f"D1:{i + 1}", 1, line.split(": ")[0], line.split(": ", 1)[1], None, 1_700_000_000_000)
+    for i, line in enumerate(LINES)
+)
+QUESTIONS = (
+    Question("mini", 0, "What does Rex like chasing?", 4, ("D1:2",)),
+    Question("mini", 1, "When is the quarterly report due?", 2, ("D1:3",)),
+    Question("mini", 2, "Unanswerable", 5, ()),
+)
+DATA = Dataset("mini.json", (Conversation("mini", TURNS, ((1, 1_700_000_000_000),), QUESTIONS),),
+               ())  # fmt: skip
+
+
+@pytest.fixture
+def systems(embedder, tmp_path: Path):
+    store = ChittaStore(tmp_path / "chitta", embedder.inner)
+    vectors = dict(zip(LINES, embedder.inner.embed(LINES).vectors, strict=True))
+    made = [ChittaSystem(store, "hybrid"), ChittaSystem(store, "hybrid", ["sem"]),
+            Bm25System(), DenseSystem(embedder.inner, vectors)]  # fmt: skip
+    for system in made:
+        system.setup()
+    yield made
+    for system in made:
+        system.close()
+
+
+def test_every_system_finds_the_gold_turns(systems) -> None:
+    runs, skipped = run(DATA, systems, k=3)
+    assert skipped == 1  # the question without gold evidence
+    assert set(runs) == {"chitta:hybrid", "chitta:hybrid-sem", "bm25", "dense"}
+    for name, result in runs.items():
+        assert [r["ranked"][0] for r in result.rows] == ["D1:2", "D1:3"], name
+        assert result.summary()["metrics"]["all"]["mrr"] == 1.0
+        assert result.summary()["latency_ms"]["n"] == 2
+
+
+def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> None:
+    run(DATA, systems, k=3)
+    hybrid, no_sem = systems[0], systems[1]
+    assert any("Bye" not in note and "9 characters" in note for note in hybrid.run_notes())
+    chitta = hybrid.store.open()
+    full = chitta.recall("Rex tennis", realm="locomo-mini", limit=3)
+    ablated = chitta.recall("Rex tennis", realm="locomo-mini", limit=3, ablate=no_sem.ablate)
+    assert full.lanes_run == ("sem", "kw") and ablated.lanes_run == ("kw",)
+
+
+def test_bm25_tokens_drop_stop_words() -> None:
+    assert tokens("What does Rex like chasing?") == ["rex", "like", "chasing"]
