@@ -59,7 +59,11 @@ def _fail(exc: ChittaError) -> None:
     show_default=True,
     help="Systems to run side by side.",
 )
-@click.option("--conversations", type=int, help="Only the first N conversations.")
+@click.option(
+    "--conversations",
+    help="Which conversations: the first N, ids (conv-26,conv-30), 'tune' (the five that "
+    "weights may be chosen on) or 'held-out' (the other five).",
+)
 @click.option("--k", type=int, default=20, show_default=True, help="Results per question.")
 @click.option(
     "--smoke",
@@ -89,7 +93,7 @@ def locomo(**opts: Any) -> None:
 
 def _locomo(
     data: Path | None, strategy: str, ablate: str | None, systems_opt: str,
-    conversations: int | None, k: int, smoke: bool, out: Path, append_docs: Path | None,
+    conversations: str | None, k: int, smoke: bool, out: Path, append_docs: Path | None,
     workdir: Path | None,
 ) -> None:  # fmt: skip
     from rich.console import Console
@@ -106,7 +110,8 @@ def _locomo(
     if not 1 <= k <= 200:
         raise BadArgument(f"--k must be between 1 and 200, got {k}")
     path = data or environment.default_locomo()
-    dataset = locomo.load(path, limit=1 if smoke else conversations)
+    selection = None if smoke else locomo.parse_selection(conversations)
+    dataset = locomo.load(path, limit=1 if smoke else None, select=selection)
     for r in dataset.repairs:
         verdict = f"→ {', '.join(r.repaired)}" if r.repaired else "→ nothing"
         extra = f" (dropped: {', '.join(r.dropped)})" if r.dropped and r.repaired else ""
@@ -132,7 +137,7 @@ def _locomo(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate),
-                  "conversations": len(dataset.conversations)},
+                  "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
                                  "loadavg_after": environment.loadavg()},

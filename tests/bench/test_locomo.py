@@ -6,7 +6,13 @@ from pathlib import Path
 import pytest
 
 from chitta.bench.environment import default_locomo
-from chitta.bench.locomo import load, parse_session_time, repair_evidence
+from chitta.bench.locomo import (
+    TUNE_SPLIT,
+    load,
+    parse_selection,
+    parse_session_time,
+    repair_evidence,
+)
 from chitta.errors import BadArgument, BadDate
 
 KNOWN = {"D8:6", "D9:17", "D11:26", "D30:5", "D9:1", "D4:4", "D4:6", "D1:1"}
@@ -85,3 +91,22 @@ def test_bad_files_are_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "y.json").write_text(json.dumps([{"conversation": {"session_1": [{}]}}]))
     with pytest.raises(BadArgument, match="malformed"):
         load(tmp_path / "y.json")
+
+
+@pytest.mark.skipif(not default_locomo().is_file(), reason="needs ../shared/data/locomo10.json")
+def test_conversation_selection() -> None:
+    path = default_locomo()
+    tune = load(path, select=parse_selection("tune"))
+    held = load(path, select=parse_selection("held-out"))
+    assert [c.sample_id for c in tune.conversations] == list(TUNE_SPLIT)
+    assert len(held.conversations) == 5
+    assert not {c.sample_id for c in held.conversations} & set(TUNE_SPLIT)
+    assert [c.sample_id for c in load(path, select=parse_selection("2")).conversations] == [
+        "conv-26",
+        "conv-30",
+    ]
+    assert len(load(path, select=parse_selection("conv-41,conv-26")).conversations) == 2
+    with pytest.raises(BadArgument, match="no conversation 'conv-99'"):
+        load(path, select=parse_selection("conv-99"))
+    with pytest.raises(BadArgument, match="at least 1"):
+        parse_selection("0")

@@ -21,6 +21,7 @@ def test_smoke_run_writes_every_output(tmp_path: Path) -> None:
     record = json.loads(out.read_text())
     assert set(record["systems"]) == {"chitta:hybrid", "bm25"}
     assert record["data"]["conversations"] == 1
+    assert record["settings"]["conversations"] == ["conv-26"]
     for figures in record["systems"].values():
         overall = figures["metrics"]["all"]
         # A working retriever finds far more than chance (about 10 / 419 turns at k = 10).

@@ -131,8 +131,49 @@ def _turns(conv: dict) -> tuple[list[Turn], list[tuple[int, int | None]]]:
     return turns, sessions
 
 
-def load(path: Path, *, limit: int | None = None) -> Dataset:
-    """The conversations of a LoCoMo-format file (the first ``limit`` of them, if given)."""
+#: The conversations weights and thresholds may be chosen on; the other five are held out, so
+#: that a gain is shown on conversations it was not chosen on (issue 4).
+TUNE_SPLIT = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43")
+
+
+Selection = int | str | tuple[str, ...] | None
+
+
+def parse_selection(text: str | None) -> Selection:
+    """``--conversations``: a count ("3"), ids ("conv-26,conv-30"), ``tune`` or ``held-out``."""
+    if text is None or not text.strip():
+        return None
+    value = text.strip()
+    if value.isdigit():
+        if int(value) < 1:
+            raise BadArgument("--conversations must be at least 1")
+        return int(value)
+    if value in ("tune", "held-out"):
+        return value  # resolved against the file's ids in load()
+    return tuple(x.strip() for x in value.split(",") if x.strip())
+
+
+def _select(items: list, selection: Selection, path: Path) -> list:
+    if selection is None:
+        return items
+    if isinstance(selection, int):
+        return items[:selection]
+    ids = [str(item.get("sample_id", f"conv-{i}")) for i, item in enumerate(items)]
+    if selection == "tune":
+        wanted = set(TUNE_SPLIT)
+    elif selection == "held-out":
+        wanted = set(ids) - set(TUNE_SPLIT)
+    else:
+        wanted = set(selection)
+    unknown = sorted(wanted - set(ids)) if selection != "held-out" else []
+    if unknown:
+        raise BadArgument(f"{path} has no conversation {unknown[0]!r}; it has {', '.join(ids)}")
+    return [item for item, sid in zip(items, ids, strict=True) if sid in wanted]
+
+
+def load(path: Path, *, limit: int | None = None, select: Selection = None) -> Dataset:
+    """The conversations of a LoCoMo-format file: all, the first ``limit``, or a selection
+    (see :func:`parse_selection`)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -143,7 +184,8 @@ def load(path: Path, *, limit: int | None = None) -> Dataset:
         raise BadArgument(f"{path}: expected a list of conversations")
     conversations: list[Conversation] = []
     repairs: list[Repair] = []
-    for i, item in enumerate(raw[:limit] if limit else raw):
+    chosen = _select(raw[:limit] if limit else raw, select, path)
+    for i, item in enumerate(chosen):
         sample = str(item.get("sample_id", f"conv-{i}"))
         try:
             turns, sessions = _turns(item["conversation"])
