@@ -57,3 +57,14 @@ def test_bad_values_name_the_variable(env: dict[str, str], needle: str) -> None:
 def test_bad_store_names_are_refused(name: str) -> None:
     with pytest.raises(BadArgument, match="store name"):
         store_path(Path("/tmp"), name)
+
+
+def test_recall_switches() -> None:
+    s = load_settings({"CHITTA_ABLATE_LANES": "kw, sem", "CC_SOUL_RECALL_PROFILE": "1"})
+    assert s.recall.ablate_lanes == ("kw", "sem")
+    assert s.recall.profile and not s.recall.admit_debug
+    assert load_settings({"CHITTA_ADMIT_DEBUG": "true"}).recall.admit_debug
+    with pytest.raises(BadArgument, match="unknown lane 'bogus' in CHITTA_ABLATE_LANES"):
+        load_settings({"CHITTA_ABLATE_LANES": "bogus"})
+    with pytest.raises(BadArgument, match="RECALL_PROFILE must be 0 or 1"):
+        load_settings({"CHITTA_RECALL_PROFILE": "loud"})

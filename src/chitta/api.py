@@ -6,6 +6,7 @@ operation validates its input before touching the store, so a refused call chang
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -14,11 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from chitta import __version__
-from chitta.config import DEDUP_COSINE, DEFAULT_REALM, Settings
+from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings
 from chitta.embed.base import Embedder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
 from chitta.recall.config import preset
+from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
 from chitta.store import migrations
 from chitta.store.confidence import (
@@ -68,11 +70,17 @@ class Chitta:
     """An open store with its embedder: remember, recall, and manage memories."""
 
     def __init__(
-        self, store: Store, embedder: Embedder, *, clock: Callable[[], int] = now_ms
+        self,
+        store: Store,
+        embedder: Embedder,
+        *,
+        clock: Callable[[], int] = now_ms,
+        switches: RecallSwitches | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.clock = clock
+        self.switches = switches or RecallSwitches()
         self.opened_at = clock()
 
     @classmethod
@@ -93,7 +101,7 @@ class Chitta:
         except BaseException:
             store.close()
             raise
-        return cls(store, embedder)
+        return cls(store, embedder, switches=settings.recall)
 
     def close(self) -> None:
         self.store.close()
@@ -294,10 +302,11 @@ class Chitta:
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
         config = preset(strategy)
-        if ablate:
-            config = config.without(set(ablate))
+        off = set(ablate) | set(self.switches.ablate_lanes)
+        if off:
+            config = config.without(off)
         scope = make_scope(realm, agent_id, channel)
-        return recall(
+        result = recall(
             self.store,
             self.embedder,
             query,
@@ -306,6 +315,11 @@ class Chitta:
             config=config,
             include_superseded=include_superseded,
         )
+        if self.switches.profile:
+            print(profile_line(result), file=sys.stderr)
+        if self.switches.admit_debug:
+            print("\n".join(admit_lines(result)), file=sys.stderr)
+        return result
 
     # --- maintenance ---------------------------------------------------------------------------
 

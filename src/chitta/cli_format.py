@@ -28,6 +28,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
             {
                 "rank": rank,
                 "score": round(hit.score, 6),
+                "reason": hit.reason,
                 "lanes": {
                     name: {
                         "rank": h.rank,
@@ -46,6 +47,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         "scope": {"realm": s.realm, "agent_id": s.agent_id, "channel": s.channel},
         "lanes_run": list(result.lanes_run),
         "candidates": result.candidates,
+        "dropped": result.dropped,
         "hits": hits,
         "timing_ms": result.timing_ms,
     }
@@ -72,9 +74,10 @@ def print_hits(result: RecallResult) -> None:
         text = m.content if len(m.content) <= 200 else m.content[:199] + "…"
         table.add_row(str(rank), f"{hit.score:.4f}", _lanes_text(hit), m.kind.value, m.id, text)
     console.print(table)
+    dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(result.dropped.items()))
     console.print(
-        f"[dim]{len(result.hits)} of {result.candidates} candidates, strategy "
-        f"{result.strategy}, lanes {'+'.join(result.lanes_run)}, "
+        f"[dim]{len(result.hits)} of {result.candidates} candidates ({dropped or 'none dropped'})"
+        f", strategy {result.strategy}, lanes {'+'.join(result.lanes_run)}, "
         f"{result.timing_ms.get('total', 0):.1f} ms[/dim]"
     )
 

@@ -65,12 +65,22 @@ class EmbedSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RecallSwitches:
+    """Process-wide recall switches (seed 000): ablation and the two diagnostics."""
+
+    ablate_lanes: tuple[str, ...] = ()  # CHITTA_ABLATE_LANES: lanes off for this process
+    profile: bool = False  # CHITTA_RECALL_PROFILE=1: phase timers to stderr
+    admit_debug: bool = False  # CHITTA_ADMIT_DEBUG=1: one line per candidate to stderr
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything an entry point needs to open a store and embed text."""
 
     home: Path
     store: str = DEFAULT_STORE
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    recall: RecallSwitches = field(default_factory=RecallSwitches)
     log_level: str = "WARNING"
 
     @property
@@ -107,6 +117,27 @@ def _int(environ: Mapping[str, str], name: str, default: int) -> int:
         raise BadArgument(f"{PREFIX}{name} must be an integer, got {raw!r}") from None
 
 
+def _flag(environ: Mapping[str, str], name: str) -> bool:
+    raw = (_env(environ, name) or "0").strip().lower()
+    if raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+        raise BadArgument(f"{PREFIX}{name} must be 0 or 1, got {raw!r}")
+    return raw in ("1", "true", "yes", "on")
+
+
+def _recall_switches(environ: Mapping[str, str]) -> RecallSwitches:
+    # Imported here: config is the bottom layer, and only this reader needs the lane names.
+    from chitta.recall.config import check_lanes
+
+    raw = _env(environ, "ABLATE_LANES") or ""
+    lanes = tuple(x.strip() for x in raw.split(",") if x.strip())
+    check_lanes(lanes, f"{PREFIX}ABLATE_LANES")
+    return RecallSwitches(
+        ablate_lanes=lanes,
+        profile=_flag(environ, "RECALL_PROFILE"),
+        admit_debug=_flag(environ, "ADMIT_DEBUG"),
+    )
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings once from ``environ`` (default: the process environment)."""
     env = os.environ if environ is None else environ
@@ -127,5 +158,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         home=default_home(env),
         store=_env(env, "STORE") or DEFAULT_STORE,
         embed=embed,
+        recall=_recall_switches(env),
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
     )

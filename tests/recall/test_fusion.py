@@ -64,3 +64,24 @@ def test_moving_up_in_a_lane_never_lowers_the_score(rankings, target) -> None:
     after = {f.id: f.score for f in rrf(promoted)}
     if target in before:
         assert after[target] >= before[target] - 1e-12
+
+
+@given(lanes)
+def test_order_of_the_lanes_does_not_matter(rankings) -> None:
+    forward = {f.id: f.score for f in rrf(rankings)}
+    backward = {f.id: f.score for f in rrf(dict(reversed(list(rankings.items()))))}
+    assert forward.keys() == backward.keys()
+    assert all(forward[i] == pytest.approx(backward[i]) for i in forward)
+
+
+@given(lanes, st.sampled_from(["sem", "kw", "tag"]))
+def test_ablating_a_lane_removes_exactly_its_contributions(rankings, lane) -> None:
+    full = {f.id: f for f in rrf(rankings)}
+    ablated = {f.id: f for f in rrf({k: v for k, v in rankings.items() if k != lane})}
+    for memory_id, f in full.items():
+        rest = f.score - (f.lanes[lane].contribution if lane in f.lanes else 0.0)
+        if memory_id in ablated:
+            assert ablated[memory_id].score == pytest.approx(rest)
+            assert lane not in ablated[memory_id].lanes
+        else:
+            assert set(f.lanes) == {lane}  # only that lane had found it

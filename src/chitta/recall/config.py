@@ -5,7 +5,7 @@ Vary a preset with ``dataclasses.replace``; never mutate one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -33,13 +33,18 @@ class RecallConfig:
 
     def without(self, lanes: set[str]) -> RecallConfig:
         """This config with ``lanes`` switched off (ablation)."""
-        unknown = sorted(set(lanes) - KNOWN_LANES)
-        if unknown:
-            raise BadArgument(
-                f"unknown lane {unknown[0]!r}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
-            )
+        check_lanes(lanes)
         kept = {k: v for k, v in self.lane_weights.items() if k not in lanes}
         return replace(self, lane_weights=MappingProxyType(kept))
+
+
+def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
+    """Refuse lane names that are not lanes, naming the valid ones."""
+    unknown = sorted(set(lanes) - KNOWN_LANES)
+    if unknown:
+        raise BadArgument(
+            f"unknown lane {unknown[0]!r} in {where}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
+        )
 
 
 def _preset(name: str, **weights: float) -> RecallConfig:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from chitta.embed.base import Embedder
@@ -22,6 +23,21 @@ class Hit:
     score: float
     lanes: dict[str, LaneHit]
 
+    @property
+    def reason(self) -> str:
+        """Why it was admitted: the lanes that brought it, e.g. ``sem+kw``."""
+        return "+".join(self.lanes)
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What became of one fused candidate: ``admitted``, or the cause it was dropped."""
+
+    id: str
+    score: float
+    lanes: Mapping[str, LaneHit]
+    outcome: str  # admitted | superseded | missing | cut (beyond the limit)
+
 
 @dataclass(frozen=True, slots=True)
 class RecallResult:
@@ -34,6 +50,16 @@ class RecallResult:
     lanes_run: tuple[str, ...]
     candidates: int
     timing_ms: dict[str, float]
+    decisions: tuple[Decision, ...] = ()
+
+    @property
+    def dropped(self) -> dict[str, int]:
+        """Candidates not returned, counted by cause."""
+        counts: dict[str, int] = {}
+        for d in self.decisions:
+            if d.outcome != "admitted":
+                counts[d.outcome] = counts.get(d.outcome, 0) + 1
+        return counts
 
 
 def recall(
@@ -71,24 +97,35 @@ def recall(
     fused = rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
     timing["fuse"] = _ms_since(t)
     hits: list[Hit] = []
+    decisions: list[Decision] = []
     for offset in range(0, len(fused), limit * 2):
         chunk = fused[offset : offset + limit * 2]
         memories = store.get_many([f.id for f in chunk])
         for f in chunk:
             m = memories.get(f.id)
-            if m is not None and (include_superseded or m.superseded_by is None):
+            if len(hits) >= limit:
+                outcome = "cut"
+            elif m is None:
+                outcome = "missing"  # deleted between the lane and the load
+            elif m.superseded_by is not None and not include_superseded:
+                outcome = "superseded"
+            else:
+                outcome = "admitted"
                 hits.append(Hit(memory=m, score=f.score, lanes=dict(f.lanes)))
+            decisions.append(Decision(f.id, f.score, f.lanes, outcome))
         if len(hits) >= limit:
             break
+    decisions.extend(Decision(f.id, f.score, f.lanes, "cut") for f in fused[len(decisions) :])
     timing["total"] = _ms_since(start)
     return RecallResult(
         query=query,
         strategy=config.name,
         scope=scope,
-        hits=tuple(hits[:limit]),
+        hits=tuple(hits),
         lanes_run=tuple(lane.name for lane in lanes),
         candidates=len(fused),
         timing_ms=timing,
+        decisions=tuple(decisions),
     )
 
 

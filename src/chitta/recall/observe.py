@@ -1,0 +1,23 @@
+"""Diagnostic lines about a recall, for stderr: phase timers and per-candidate decisions.
+
+Ids, lanes, ranks, scores and timings only — never stored text (memories are private).
+"""
+
+from __future__ import annotations
+
+from chitta.recall.pipeline import RecallResult
+
+
+def profile_line(result: RecallResult) -> str:
+    """``CHITTA_RECALL_PROFILE``: one line of phase timers in milliseconds."""
+    phases = " ".join(f"{name}={ms:.2f}" for name, ms in result.timing_ms.items())
+    return f"chitta recall profile: strategy={result.strategy} {phases}"
+
+
+def admit_lines(result: RecallResult) -> list[str]:
+    """``CHITTA_ADMIT_DEBUG``: one line per fused candidate with its lanes and outcome."""
+    lines = []
+    for d in result.decisions:
+        lanes = ",".join(f"{n}#{h.rank}:{h.raw:.4g}" for n, h in d.lanes.items())
+        lines.append(f"chitta admit: {d.id} score={d.score:.5f} lanes={lanes} {d.outcome}")
+    return lines
