@@ -43,7 +43,8 @@ def test_profile_and_admit_debug_write_figures_not_text(stocked: Chitta, capsys)
     stocked.switches = RecallSwitches(profile=True, admit_debug=True)
     result = stocked.recall("SQLite write-ahead log", realm="demo", limit=1)
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("chitta recall profile: strategy=hybrid embed=")
+    assert err[0].startswith("chitta recall profile: strategy=hybrid plan=")
+    assert " embed=" in err[0]
     assert "total=" in err[0]
     admits = [line for line in err if line.startswith("chitta admit:")]
     assert len(admits) == len(result.decisions) == 3

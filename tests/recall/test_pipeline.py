@@ -123,3 +123,21 @@ def test_recall_never_leaks_across_scopes(
             assert m.realm == realm
             assert agent is None or m.agent_id == agent
             assert channel is None or m.channel == channel
+
+
+def test_a_speakers_name_in_every_memory_does_not_drown_the_question(chitta: Chitta) -> None:
+    topics = ["painted a sunset by the lake", "adopted a grey kitten", "ran a marathon in May",
+              "started a pottery class", "visited her grandmother in Sweden",
+              "planted tomatoes in the garden", "read a book about volcanoes",
+              "fixed the old bicycle", "baked sourdough bread", "learned to play chess",
+              "went camping in the mountains", "wrote a poem about the sea",
+              "bought a new guitar", "watched a meteor shower", "cooked a curry for friends",
+              "joined a choir", "repaired the roof", "took a photography course",
+              "volunteered at the shelter", "sewed a quilt",
+              "went to a support group meeting"]  # fmt: skip
+    for topic in topics:
+        chitta.remember(f"Caroline: Yesterday I {topic}.", realm="chat", kind="episode")
+    result = chitta.recall("When did Caroline go to the support group?", realm="chat",
+                           strategy="semantic")  # fmt: skip
+    assert result.plan is not None and result.plan.common == ("caroline",)
+    assert "support group" in result.hits[0].memory.content

@@ -27,6 +27,9 @@ class RecallConfig:
     #: Candidates per lane, as a multiple of the requested limit (at least ``min_depth``).
     depth_factor: int = 4
     min_depth: int = 40
+    #: Words in more than this fraction of the realm's memories are left out of the keyword
+    #: terms and the embedded text (recall/query.py); None keeps every word.
+    common_fraction: float | None = 0.1
 
     def depth(self, limit: int) -> int:
         return max(self.min_depth, limit * self.depth_factor)

@@ -11,6 +11,7 @@ from chitta.errors import BadArgument
 from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import LaneHit, rrf
 from chitta.recall.lanes import LANES, LaneContext
+from chitta.recall.query import QueryPlan, plan_query
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
@@ -51,6 +52,7 @@ class RecallResult:
     candidates: int
     timing_ms: dict[str, float]
     decisions: tuple[Decision, ...] = ()
+    plan: QueryPlan | None = None  # which query words the lanes were given
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -83,11 +85,17 @@ def recall(
     timing: dict[str, float] = {}
     start = time.perf_counter()
     lanes = [LANES[name] for name in config.lane_weights if name in LANES]
+    stats = store.term_stats()
+    plan = plan_query(
+        query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
+    )
+    timing["plan"] = _ms_since(start)
     vector = None
     if any(lane.name == "sem" for lane in lanes):
-        vector = embedder.embed([query]).vectors[0]
-        timing["embed"] = _ms_since(start)
-    ctx = LaneContext(query, vector, scope, config.depth(limit), store)
+        t = time.perf_counter()
+        vector = embedder.embed([plan.embed_text]).vectors[0]
+        timing["embed"] = _ms_since(t)
+    ctx = LaneContext(query, plan.terms, vector, scope, config.depth(limit), store)
     rankings = {}
     for lane in lanes:
         t = time.perf_counter()
@@ -126,6 +134,7 @@ def recall(
         candidates=len(fused),
         timing_ms=timing,
         decisions=tuple(decisions),
+        plan=plan,
     )
 
 

@@ -33,6 +33,7 @@ from chitta.store.confidence import Confidence
 from chitta.store.kinds import Kind
 from chitta.store.lock import InstanceLock
 from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
 
 _MEMORY_COLUMNS = (
@@ -112,6 +113,7 @@ class Store:
         self._lock.acquire()
         self._mutex = threading.RLock()
         self._vectors: VectorIndex | None = None
+        self._terms: TermStats | None = None
         try:
             self._conn = self._connect()
         except BaseException:
@@ -232,6 +234,10 @@ class Store:
                         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
                         (m.id, m.created_at, m.supersedes),
                     )
+        if self._terms is not None:
+            for m, _ in items:
+                if m.deleted_at is None:
+                    self._terms.add(m.realm, m.content)
         if self._vectors is not None:
             with_vec = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
             if with_vec:
@@ -267,6 +273,7 @@ class Store:
 
     def update(self, memory: Memory) -> None:
         """Write back a memory's mutable state (lifecycle fields, tags, links)."""
+        self._recount_if_changed(memory)
         with self.transaction() as conn:
             cur = conn.execute(
                 f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
@@ -279,12 +286,31 @@ class Store:
         with self.transaction() as conn:
             count = 0
             for memory in memories:
+                self._recount_if_changed(memory)
                 conn.execute(
                     f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
                     (*_memory_row(memory), memory.id),
                 )
                 count += 1
             return count
+
+    def _recount_if_changed(self, memory: Memory) -> None:
+        """Keep the word counts right when an update changes a live memory's text or realm."""
+        if self._terms is None:
+            return
+        rows = self._query(
+            "SELECT realm, content, deleted_at FROM memories WHERE id = ?", (memory.id,)
+        )
+        if not rows:
+            return
+        realm, content, deleted_at = rows[0]
+        was_live, is_live = deleted_at is None, memory.deleted_at is None
+        if (realm, content, was_live) == (memory.realm, memory.content, is_live):
+            return
+        if was_live:
+            self._terms.add(realm, content, -1)
+        if is_live:
+            self._terms.add(memory.realm, memory.content)
 
     def set_deleted(self, memory_id: str, deleted_at: int | None) -> Memory:
         """Soft-delete (a time) or restore (``None``) a memory; returns it as now stored."""
@@ -303,6 +329,13 @@ class Store:
 
     def purge(self, memory_id: str) -> None:
         """Remove a memory, its vector and its index entries for good."""
+        if self._terms is not None:
+            gone = self._query(
+                "SELECT realm, content FROM memories WHERE id = ? AND deleted_at IS NULL",
+                (memory_id,),
+            )
+            if gone:
+                self._terms.add(gone[0][0], gone[0][1], -1)
         with self.transaction() as conn:
             if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
                 raise MemoryNotFound(f"memory {memory_id} does not exist")
@@ -369,6 +402,18 @@ class Store:
                     )
                 self._vectors = index
             return self._vectors
+
+    def term_stats(self) -> TermStats:
+        """Word document frequencies per realm over live memories, built on first use."""
+        with self._mutex:
+            if self._terms is None:
+                stats = TermStats()
+                for realm, content in self._conn.execute(
+                    "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
+                ):
+                    stats.add(realm, content)
+                self._terms = stats
+            return self._terms
 
     def keyword_search(self, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """FTS5 ``bm25()`` over ``scope``: (memory id, score), best first; higher is better.
@@ -515,6 +560,7 @@ class Store:
                 src.backup(self._conn)
                 migrations.migrate(self._conn)
                 self._vectors = None
+                self._terms = None
         finally:
             src.close()
         return saved

@@ -18,7 +18,8 @@ class LaneContext:
     """One recall's inputs, shared by its lanes."""
 
     query: str
-    query_vector: np.ndarray | None
+    terms: tuple[str, ...]  # keyword terms: the query's distinctive words
+    query_vector: np.ndarray | None  # the embedding of the query's distinctive text
     scope: Scope
     depth: int  # how many candidates each lane returns at most
     store: Store

@@ -9,7 +9,8 @@ from chitta.recall.lanes.base import LaneContext
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 #: Words too common to say what a query is about. Dropped from keyword queries unless the
-#: query has nothing else, so "why not our own log?" searches for "log".
+#: query has nothing else, so "why not our own log?" searches for "log". "s" and "t" are what
+#: is left of "Alice's" and "don't" after tokenising.
 _STOP_WORDS_TEXT = """
     a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
@@ -18,6 +19,7 @@ _STOP_WORDS_TEXT = """
     ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we were
     what when where which while who whom why will with would you your yours yourself yourselves
+    s t
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
@@ -38,7 +40,6 @@ class KeywordLane:
     name = "kw"
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
-        terms = query_terms(ctx.query)
-        if not terms:
+        if not ctx.terms:
             return []
-        return ctx.store.keyword_search(match_expression(terms), ctx.scope, ctx.depth)
+        return ctx.store.keyword_search(match_expression(list(ctx.terms)), ctx.scope, ctx.depth)

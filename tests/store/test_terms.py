@@ -1,0 +1,39 @@
+"""Word document frequencies per realm stay in step with every write."""
+
+from dataclasses import replace
+
+from chitta.store.sqlite import Store
+from chitta.store.terms import TermStats, words
+
+
+def test_words_and_counts() -> None:
+    assert words("Caroline: Caroline's group!") == {"caroline", "s", "group"}
+    stats = TermStats()
+    stats.add("r", "Ann likes tea")
+    stats.add("r", "Ann likes coffee")
+    stats.add("other", "Ann")
+    assert (stats.size("r"), stats.df("r", "ann"), stats.df("r", "tea")) == (2, 2, 1)
+    stats.add("r", "Ann likes tea", -1)
+    assert (stats.size("r"), stats.df("r", "tea"), stats.df("other", "ann")) == (1, 0, 1)
+
+
+def test_store_keeps_counts_in_step(store: Store, store_path, make_memory) -> None:
+    a = make_memory("Caroline went to the support group")
+    b = make_memory("Caroline painted a sunset", realm="work")
+    store.insert([(a, None)])
+    stats = store.term_stats()  # built from the file
+    assert stats.df("work", "caroline") == 1
+    store.insert([(b, None)])  # kept in step after that
+    assert stats.df("work", "caroline") == 2 and stats.size("work") == 2
+    store.set_deleted(a.id, 1)
+    assert stats.df("work", "support") == 0 and stats.size("work") == 1
+    store.set_deleted(a.id, None)
+    assert stats.df("work", "support") == 1
+    store.update(replace(store.get(b.id), content="Caroline painted a lake"))
+    assert stats.df("work", "sunset") == 0 and stats.df("work", "lake") == 1
+    store.purge(a.id)
+    assert stats.df("work", "support") == 0 and stats.size("work") == 1
+    store.close()
+    with Store(store_path) as again:  # a fresh count from the file agrees
+        assert again.term_stats().df("work", "caroline") == 1
+        assert again.term_stats().size("work") == 1
