@@ -33,7 +33,7 @@ def test_hits_carry_lanes_ranks_and_raw_scores(stocked: Chitta) -> None:
     assert top.lanes["sem"].rank == 1 and 0 < top.lanes["sem"].raw <= 1
     assert top.lanes["kw"].raw > 0
     assert top.score == pytest.approx(sum(h.contribution for h in top.lanes.values()))
-    assert result.lanes_run == ("sem", "kw")
+    assert result.lanes_run == ("sem", "kw", "tag")
 
 
 def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
@@ -44,7 +44,7 @@ def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
 
 def test_strategies_and_ablation_choose_lanes(stocked: Chitta) -> None:
     assert stocked.recall("tabs", realm="demo", strategy="semantic").lanes_run == ("sem",)
-    assert stocked.recall("tabs", realm="demo", ablate=["sem"]).lanes_run == ("kw",)
+    assert stocked.recall("tabs", realm="demo", ablate=["sem"]).lanes_run == ("kw", "tag")
     with pytest.raises(BadArgument, match="strategy"):
         stocked.recall("tabs", realm="demo", strategy="psychic")
     with pytest.raises(BadArgument, match="lane"):
@@ -141,3 +141,15 @@ def test_a_speakers_name_in_every_memory_does_not_drown_the_question(chitta: Chi
                            strategy="semantic")  # fmt: skip
     assert result.plan is not None and result.plan.common == ("caroline",)
     assert "support group" in result.hits[0].memory.content
+
+
+def test_tag_lane_finds_a_memory_by_its_tags(chitta: Chitta) -> None:
+    tagged = chitta.remember("We picked the embedded engine for crash safety", realm="t",
+                             tags="storage,decision").id  # fmt: skip
+    chitta.remember("The office moves to the third floor in June", realm="t", tags="office")
+    result = chitta.recall("storage", realm="t", strategy="hybrid")
+    hit = next(h for h in result.hits if h.memory.id == tagged)
+    assert "tag" in hit.lanes and "kw" in hit.lanes  # FTS indexes tags too
+    assert result.hits[0].memory.id == tagged
+    ablated = chitta.recall("storage", realm="t", ablate=["tag"])
+    assert "tag" not in ablated.lanes_run

@@ -56,7 +56,8 @@ def _preset(name: str, **weights: float) -> RecallConfig:
 
 PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
     {
-        "hybrid": _preset("hybrid", sem=1.0, kw=1.0),
+        # tag weighs half a lane: a small signal (seed 001), unmeasured on LoCoMo (no tags).
+        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
     }

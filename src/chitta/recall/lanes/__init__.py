@@ -10,7 +10,8 @@ from __future__ import annotations
 from chitta.recall.lanes.base import Lane, LaneContext
 from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
+from chitta.recall.lanes.tag import TagLane
 
-LANES: dict[str, Lane] = {lane.name: lane for lane in (SemanticLane(), KeywordLane())}
+LANES: dict[str, Lane] = {lane.name: lane for lane in (SemanticLane(), KeywordLane(), TagLane())}
 
 __all__ = ["LANES", "Lane", "LaneContext"]
