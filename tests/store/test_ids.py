@@ -59,3 +59,8 @@ def test_is_id_rejects_other_text() -> None:
     assert not is_id(new_id() + "0")
     assert not is_id("0" * 25 + "U")  # U is not in Crockford's alphabet
     assert not is_id("0" * 25 + "I")
+
+
+def test_ids_made_in_one_millisecond_sort_in_the_order_made() -> None:
+    ids = [new_id(1_700_000_000_123) for _ in range(1000)]
+    assert ids == sorted(ids)
