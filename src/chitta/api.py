@@ -37,7 +37,7 @@ from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
 from chitta.store.sqlite import Store
-from chitta.validate import check_content, check_scope_name, parse_tags, parse_time
+from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
 MS_PER_DAY = 86_400_000
 
@@ -187,7 +187,7 @@ class Chitta:
 
     def _reinforce_duplicate(self, memory_id: str, similarity: float, tags: tuple) -> Remembered:
         old = self.store.get(memory_id)
-        merged = tuple(dict.fromkeys(old.tags + tags))[:32]
+        merged = tuple(dict.fromkeys(old.tags + tags))[:MAX_TAGS]
         updated = replace(
             old,
             confidence=observe(old.confidence, 1.0),

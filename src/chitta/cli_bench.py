@@ -110,8 +110,8 @@ def _locomo(
     if not 1 <= k <= 200:
         raise BadArgument(f"--k must be between 1 and 200, got {k}")
     path = data or environment.default_locomo()
-    selection = None if smoke else locomo.parse_selection(conversations)
-    dataset = locomo.load(path, limit=1 if smoke else None, select=selection)
+    selection = 1 if smoke else locomo.parse_selection(conversations)
+    dataset = locomo.load(path, select=selection)
     for r in dataset.repairs:
         verdict = f"→ {', '.join(r.repaired)}" if r.repaired else "→ nothing"
         extra = f" (dropped: {', '.join(r.dropped)})" if r.dropped and r.repaired else ""
@@ -172,7 +172,7 @@ def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> 
     from chitta.bench.systems.dense import DenseSystem
     from chitta.config import EmbedSettings
     from chitta.embed.loader import build_embedder
-    from chitta.recall.config import preset
+    from chitta.recall.config import check_lanes, preset
 
     # The raw model, no query cache: every system embeds each question itself, so a cache
     # warmed by one system cannot flatter the next one's latency.
@@ -181,10 +181,9 @@ def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> 
     notes: list[str] = []
     if "chitta" in wanted:
         store = ChittaStore(base / "chitta", inner)
+        check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
-            config = preset(name)
-            if ablate:
-                config.without(set(ablate))  # validates the lane names before the run
+            preset(name)  # an unknown strategy fails here, naming the known ones
             systems.append(ChittaSystem(store, name, ablate))
     if "bm25" in wanted:
         systems.append(Bm25System())

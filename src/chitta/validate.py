@@ -46,9 +46,8 @@ def parse_tags(tags: str | Sequence[str] | None) -> tuple[str, ...]:
     if tags is None:
         return ()
     if isinstance(tags, str):
-        items = [t.strip() for t in tags.split(",")]
-        items = [t for t in items if t] if tags.strip() else []
-        if tags.strip() and len(items) != len(tags.split(",")):
+        items = [t.strip() for t in tags.split(",")] if tags.strip() else []
+        if "" in items:
             raise BadTags(f"tags {tags!r} has an empty item; separate tags with single commas")
     elif isinstance(tags, Sequence) and all(isinstance(t, str) for t in tags):
         items = [t.strip() for t in tags]

@@ -171,9 +171,8 @@ def _select(items: list, selection: Selection, path: Path) -> list:
     return [item for item, sid in zip(items, ids, strict=True) if sid in wanted]
 
 
-def load(path: Path, *, limit: int | None = None, select: Selection = None) -> Dataset:
-    """The conversations of a LoCoMo-format file: all, the first ``limit``, or a selection
-    (see :func:`parse_selection`)."""
+def load(path: Path, *, select: Selection = None) -> Dataset:
+    """The conversations of a LoCoMo-format file: all, or a selection (:func:`parse_selection`)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -184,7 +183,7 @@ def load(path: Path, *, limit: int | None = None, select: Selection = None) -> D
         raise BadArgument(f"{path}: expected a list of conversations")
     conversations: list[Conversation] = []
     repairs: list[Repair] = []
-    chosen = _select(raw[:limit] if limit else raw, select, path)
+    chosen = _select(raw, select, path)
     for i, item in enumerate(chosen):
         sample = str(item.get("sample_id", f"conv-{i}"))
         try:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from chitta.bench.locomo import Dataset
-from chitta.bench.score import aggregate, percentile, score
+from chitta.bench.score import aggregate, score, summary_ms
 from chitta.bench.systems.base import System
 
 
@@ -23,12 +23,7 @@ class SystemRun:
     def summary(self) -> dict:
         return {
             "metrics": aggregate((r["category"], r["metrics"]) for r in self.rows),
-            "latency_ms": {
-                "p50": round(percentile(self.query_ms, 50), 3),
-                "p95": round(percentile(self.query_ms, 95), 3),
-                "mean": round(sum(self.query_ms) / len(self.query_ms), 3) if self.query_ms else 0,
-                "n": len(self.query_ms),
-            },
+            "latency_ms": {**summary_ms(self.query_ms), "n": len(self.query_ms)},
             "load_s": round(self.load_s, 3),
         }
 

@@ -8,6 +8,7 @@ turn. Questions without gold turns are not scored (they are counted).
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 
 KS = (5, 10, 20)
@@ -69,3 +70,16 @@ def percentile(values: Sequence[float], q: float) -> float:
     pos = (len(data) - 1) * q / 100
     low, high = math.floor(pos), math.ceil(pos)
     return data[low] + (data[high] - data[low]) * (pos - low)
+
+
+def summary_ms(values: Sequence[float]) -> dict[str, float]:
+    """p50 / p95 / mean / min / max of millisecond figures, rounded to µs."""
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0, "min": 0.0, "max": 0.0}
+    return {
+        "p50": round(percentile(values, 50), 3),
+        "p95": round(percentile(values, 95), 3),
+        "mean": round(statistics.fmean(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }

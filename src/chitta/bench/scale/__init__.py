@@ -52,11 +52,9 @@ from chitta.bench.scale.events import Events
 from chitta.bench.scale.measure import (
     clean_env,
     load_model,
-    loadavg,
     memory_mb,
     reset_peak,
     store_size,
-    summary_ms,
     timed,
 )
 from chitta.bench.scale.parent import Progress, run, run_worker
@@ -91,6 +89,7 @@ from chitta.bench.scale.texts import (
 )
 from chitta.bench.scale.vectors import VectorCache, synthetic_vectors, text_key, unit_rows
 from chitta.bench.scale.worker import PHASES, worker_main
+from chitta.bench.score import summary_ms
 
 __all__ = [
     "BASE_SET",
@@ -120,7 +119,6 @@ __all__ = [
     "is_synthetic",
     "iter_texts",
     "load_model",
-    "loadavg",
     "markdown",
     "memory_mb",
     "memory_texts",

@@ -4,25 +4,9 @@ from __future__ import annotations
 
 import os
 import resource
-import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
-
-from chitta.bench.score import percentile
-
-
-def summary_ms(values: Sequence[float]) -> dict[str, float]:
-    """p50 / p95 / mean / min / max of millisecond figures, rounded to µs."""
-    if not values:
-        return {"p50": 0.0, "p95": 0.0, "mean": 0.0, "min": 0.0, "max": 0.0}
-    return {
-        "p50": round(percentile(values, 50), 3),
-        "p95": round(percentile(values, 95), 3),
-        "mean": round(statistics.fmean(values), 3),
-        "min": round(min(values), 3),
-        "max": round(max(values), 3),
-    }
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -61,12 +45,6 @@ def reset_peak() -> bool:
 def clean_env() -> dict[str, str]:
     """The environment without CHITTA_* / CC_SOUL_* settings, so only defaults apply."""
     return {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-
-
-def loadavg() -> list[float] | None:
-    from chitta.bench.environment import loadavg as read
-
-    return read()
 
 
 def load_model() -> tuple[float, Any]:

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from chitta.bench.scale.measure import clean_env, loadavg
+from chitta.bench.environment import loadavg
+from chitta.bench.scale.measure import clean_env
 from chitta.bench.scale.report import one_line
 from chitta.bench.scale.settings import (
     BASE_SET,

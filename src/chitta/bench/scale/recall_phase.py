@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from chitta.bench.scale.events import Events
-from chitta.bench.scale.measure import load_model, memory_mb, reset_peak, summary_ms, timed
+from chitta.bench.scale.measure import load_model, memory_mb, reset_peak, timed
 from chitta.bench.scale.settings import LIMIT, MB, REALM, STRATEGIES, BenchFailed
-from chitta.bench.score import percentile
+from chitta.bench.score import percentile, summary_ms
 
 
 @dataclass(slots=True)
