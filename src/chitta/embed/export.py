@@ -16,7 +16,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import chdir, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -296,9 +296,13 @@ def _quantize(fp32: Path, out: Path) -> None:
 
     # Per tensor, MiniLM keeps only ~0.96 cosine to fp32; per channel ~0.99. The 7-bit range
     # avoids u8s8 overflow on x86 CPUs without VNNI, at a small cost where VNNI exists.
-    quantize_dynamic(
-        str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True
-    )
+    # Its symbolic shape inference saves a debug copy of the model (~90 MB) into the working
+    # directory when inference is incomplete; run it from the work folder so that copy is
+    # removed with it instead of landing wherever the user ran `chitta model export`.
+    with chdir(fp32.parent):
+        quantize_dynamic(
+            str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, reduce_range=True
+        )
 
 
 def _write_tokenizer(model_dir: Path, source: Path, tokenizer: Any, dest: Path) -> None:
