@@ -22,6 +22,7 @@ from chitta.errors import BadArgument
 from chitta.recall.config import preset
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.session import MAX_SHOWN, SessionLog
 from chitta.store import migrations
 from chitta.store.confidence import (
     INITIAL_STRENGTH,
@@ -82,6 +83,7 @@ class Chitta:
         self.clock = clock
         self.switches = switches or RecallSwitches()
         self.opened_at = clock()
+        self.sessions = SessionLog()
 
     @classmethod
     def open(
@@ -297,8 +299,13 @@ class Chitta:
         strategy: str = "hybrid",
         ablate: Sequence[str] = (),
         include_superseded: bool = False,
+        session: str | None = None,
     ) -> RecallResult:
-        """The best ``limit`` memories for ``query`` in one scope."""
+        """The best ``limit`` memories for ``query`` in one scope.
+
+        ``session`` names the asking agent session: what it stored and was shown lately
+        primes this recall (the ``ctx`` lane), and this recall's best hits prime its next.
+        """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
         config = preset(strategy)
@@ -306,6 +313,10 @@ class Chitta:
         if off:
             config = config.without(off)
         scope = make_scope(realm, agent_id, channel)
+        name = check_scope_name(session or None, "session", optional=True)
+        view = None
+        if name is not None:
+            view = self.sessions.view(name, self.store.links().session_recent(name, MAX_SHOWN))
         result = recall(
             self.store,
             self.embedder,
@@ -314,7 +325,11 @@ class Chitta:
             limit=limit,
             config=config,
             include_superseded=include_superseded,
+            session=view,
         )
+        if name is not None:
+            terms = result.plan.terms if result.plan else ()
+            self.sessions.note(name, [h.memory.id for h in result.hits], terms)
         if self.switches.profile:
             print(profile_line(result), file=sys.stderr)
         if self.switches.admit_debug:

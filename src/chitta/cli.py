@@ -132,6 +132,8 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
               help="hybrid, semantic or keyword.")  # fmt: skip
 @click.option("--ablate", help="Comma-separated lanes to switch off, e.g. kw.")
 @click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
+@click.option("--session", help="The asking agent session; primes recall with what it "
+              "stored lately (the ctx lane).")  # fmt: skip
 @JSON_OPT
 @click.pass_context
 def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:

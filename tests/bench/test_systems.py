@@ -60,7 +60,9 @@ def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> 
     chitta = hybrid.store.open()
     full = chitta.recall("Rex tennis", realm="locomo-mini", limit=3)
     ablated = chitta.recall("Rex tennis", realm="locomo-mini", limit=3, ablate=no_sem.ablate)
-    assert full.lanes_run == ("sem", "kw", "tag") and ablated.lanes_run == ("kw", "tag")
+    derived = ("ctx", "common", "graph")
+    assert full.lanes_run == ("sem", "kw", "tag", *derived)
+    assert ablated.lanes_run == ("kw", "tag", *derived)
 
 
 def test_bm25_tokens_drop_stop_words() -> None:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from chitta.api import Chitta
 from chitta.config import Settings
-from chitta.errors import BadArgument
+from chitta.errors import BadArgument, BadScope
 
 
 @pytest.fixture
@@ -33,7 +33,7 @@ def test_hits_carry_lanes_ranks_and_raw_scores(stocked: Chitta) -> None:
     assert top.lanes["sem"].rank == 1 and 0 < top.lanes["sem"].raw <= 1
     assert top.lanes["kw"].raw > 0
     assert top.score == pytest.approx(sum(h.contribution for h in top.lanes.values()))
-    assert result.lanes_run == ("sem", "kw", "tag")
+    assert result.lanes_run == ("sem", "kw", "tag", "ctx", "common", "graph")
 
 
 def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
@@ -44,7 +44,8 @@ def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
 
 def test_strategies_and_ablation_choose_lanes(stocked: Chitta) -> None:
     assert stocked.recall("tabs", realm="demo", strategy="semantic").lanes_run == ("sem",)
-    assert stocked.recall("tabs", realm="demo", ablate=["sem"]).lanes_run == ("kw", "tag")
+    ablated = stocked.recall("tabs", realm="demo", ablate=["sem", "ctx", "common", "graph"])
+    assert ablated.lanes_run == ("kw", "tag")
     with pytest.raises(BadArgument, match="strategy"):
         stocked.recall("tabs", realm="demo", strategy="psychic")
     with pytest.raises(BadArgument, match="lane"):
@@ -153,3 +154,64 @@ def test_tag_lane_finds_a_memory_by_its_tags(chitta: Chitta) -> None:
     assert result.hits[0].memory.id == tagged
     ablated = chitta.recall("storage", realm="t", ablate=["tag"])
     assert "tag" not in ablated.lanes_run
+
+
+def _conversation(chitta: Chitta, turns: list[str]) -> list[str]:
+    """Import ``turns`` as one episode in realm ``chat``; their ids in order."""
+    import json
+
+    from chitta.store.ids import new_id
+    from chitta.transfer import import_jsonl
+
+    episode = new_id()
+    lines = [json.dumps({"type": "episode", "id": episode, "realm": "chat", "title": "t",
+                         "started_at": "2026-05-01T10:00:00Z"})]  # fmt: skip
+    lines += [json.dumps({"type": "memory", "kind": "episode", "content": t, "realm": "chat",
+                          "episode_id": episode}) for t in turns]  # fmt: skip
+    import_jsonl(chitta, lines)
+    return [m.id for m in chitta.store.iter_memories(realm="chat")]
+
+
+def test_ctx_brings_the_answer_in_the_turn_after_the_match(chitta: Chitta) -> None:
+    ids = _conversation(chitta, [
+        "Ana: Did you finally make it to the Lofoten islands in June?",
+        "Ben: Yes! We kayaked between the fjords for four whole days.",
+        "Ana: My sister is learning the cello this year.",
+        "Ben: Our neighbours painted their fence bright green.",
+        "Ana: The bakery downtown now sells rye sourdough loaves.",
+    ])  # fmt: skip
+    result = chitta.recall("Lofoten islands", realm="chat", limit=3, strategy="hybrid")
+    lanes = {h.memory.id: h.lanes for h in result.hits}
+    assert result.hits[0].memory.id == ids[0]
+    assert "ctx" in lanes[ids[1]]  # one turn after the match: "Yes! We kayaked..."
+    ablated = chitta.recall("Lofoten islands", realm="chat", limit=3, ablate=["ctx"])
+    assert all("ctx" not in h.lanes for h in ablated.hits)
+
+
+def test_common_query_words_tip_the_order_among_candidates(chitta: Chitta) -> None:
+    turns = [f"{who}: I went {what} last weekend" for who, what in
+             [("Ana", "hiking up the ridge"), ("Ben", "hiking by the lake")]]  # fmt: skip
+    turns += [f"{who}: filler line number {i} about nothing" for i in range(30)
+              for who in ("Ana", "Ben")]  # fmt: skip
+    ids = _conversation(chitta, turns)
+    result = chitta.recall("Where did Ben go hiking?", realm="chat", limit=5)
+    assert result.plan is not None and "ben" in result.plan.common
+    top = result.hits[0]
+    assert top.memory.id == ids[1] and "common" in top.lanes
+    plain = chitta.recall("Where did Ben go hiking?", realm="chat", limit=5, ablate=["common"])
+    assert all("common" not in h.lanes for h in plain.hits)
+
+
+def test_a_session_primes_recall_with_what_it_stored(chitta: Chitta) -> None:
+    from chitta.store.records import Source
+
+    mine = chitta.remember("The staging database password rotates every Monday",
+                           realm="ops", source=Source(session="s-42"))  # fmt: skip
+    chitta.remember("The production database is backed up nightly to cold storage", realm="ops")
+    primed = chitta.recall("database", realm="ops", session="s-42")
+    hit = next(h for h in primed.hits if h.memory.id == mine.id)
+    assert "ctx" in hit.lanes
+    unprimed = chitta.recall("database", realm="ops")
+    assert all("ctx" not in h.lanes for h in unprimed.hits)
+    with pytest.raises(BadScope, match="session"):
+        chitta.recall("database", realm="ops", session="bad session name!")

@@ -14,7 +14,9 @@ from chitta.recall.fusion import RRF_K
 
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
-KNOWN_LANES = frozenset({"sem", "kw", "tag", "graph", "ctx", "hdc", "code", "cue", "xr", "corr"})
+KNOWN_LANES = frozenset(
+    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,9 @@ def _preset(name: str, **weights: float) -> RecallConfig:
 PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
     {
         # tag weighs half a lane: a small signal (seed 001), unmeasured on LoCoMo (no tags).
-        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5),
+        # ctx, common and graph work from what sem/kw/tag found; their weights were chosen
+        # on LoCoMo's five tuning conversations (docs/benchmarks.md, "The recall pipeline").
+        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, graph=0.5),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
     }

@@ -10,8 +10,9 @@ from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
 from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import LaneHit, rrf
-from chitta.recall.lanes import LANES, LaneContext
+from chitta.recall.lanes import LANES, Lane, LaneContext
 from chitta.recall.query import QueryPlan, plan_query
+from chitta.recall.session import SessionView
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
@@ -73,10 +74,12 @@ def recall(
     limit: int,
     config: RecallConfig,
     include_superseded: bool = False,
+    session: SessionView | None = None,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
-    A memory another one supersedes is left out unless ``include_superseded``.
+    A memory another one supersedes is left out unless ``include_superseded``. ``session``
+    is what the asking agent session did lately, for the ``ctx`` lane's priming.
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -95,12 +98,18 @@ def recall(
         t = time.perf_counter()
         vector = embedder.embed([plan.embed_text]).vectors[0]
         timing["embed"] = _ms_since(t)
-    ctx = LaneContext(query, plan.terms, vector, scope, config.depth(limit), store)
-    rankings = {}
-    for lane in lanes:
-        t = time.perf_counter()
-        rankings[lane.name] = lane.run(ctx)
-        timing[lane.name] = _ms_since(t)
+    ctx = LaneContext(
+        query, plan.terms, vector, scope, config.depth(limit), store, common=plan.common,
+        session=session.name if session else None,
+        primed=session.primed if session else (), topics=session.topics if session else (),
+    )  # fmt: skip
+    rankings = _run_lanes([lane for lane in lanes if not lane.derived], ctx, timing)
+    derived = [lane for lane in lanes if lane.derived]
+    if derived:
+        # The derived lanes work outward from what the others found: fuse those first.
+        first = rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
+        seeded = ctx.with_seeds([f.id for f in first[: ctx.depth]])
+        rankings |= _run_lanes(derived, seeded, timing)
     t = time.perf_counter()
     fused = rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
     timing["fuse"] = _ms_since(t)
@@ -108,7 +117,7 @@ def recall(
     decisions: list[Decision] = []
     for offset in range(0, len(fused), limit * 2):
         chunk = fused[offset : offset + limit * 2]
-        memories = store.get_many([f.id for f in chunk])
+        memories = ctx.memories([f.id for f in chunk])
         for f in chunk:
             m = memories.get(f.id)
             if len(hits) >= limit:
@@ -136,6 +145,17 @@ def recall(
         decisions=tuple(decisions),
         plan=plan,
     )
+
+
+def _run_lanes(
+    lanes: list[Lane], ctx: LaneContext, timing: dict[str, float]
+) -> dict[str, list[tuple[str, float]]]:
+    rankings = {}
+    for lane in lanes:
+        t = time.perf_counter()
+        rankings[lane.name] = lane.run(ctx)
+        timing[lane.name] = _ms_since(t)
+    return rankings
 
 
 def _ms_since(t: float) -> float:

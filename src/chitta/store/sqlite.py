@@ -30,7 +30,9 @@ from chitta.errors import (
 )
 from chitta.store import migrations
 from chitta.store.confidence import Confidence
+from chitta.store.entities import normalise
 from chitta.store.kinds import Kind
+from chitta.store.links import LinkIndex
 from chitta.store.lock import InstanceLock
 from chitta.store.records import Episode, Memory, Scope, Source, Triplet
 from chitta.store.terms import TermStats
@@ -114,6 +116,7 @@ class Store:
         self._mutex = threading.RLock()
         self._vectors: VectorIndex | None = None
         self._terms: TermStats | None = None
+        self._links: LinkIndex | None = None
         try:
             self._conn = self._connect()
         except BaseException:
@@ -238,6 +241,8 @@ class Store:
             for m, _ in items:
                 if m.deleted_at is None:
                     self._terms.add(m.realm, m.content)
+        if self._links is not None:
+            self._links.add_many(m for m, _ in items if m.deleted_at is None)
         if self._vectors is not None:
             with_vec = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
             if with_vec:
@@ -295,22 +300,31 @@ class Store:
             return count
 
     def _recount_if_changed(self, memory: Memory) -> None:
-        """Keep the word counts right when an update changes a live memory's text or realm."""
-        if self._terms is None:
+        """Keep the word counts and links right when an update changes a memory's text,
+        realm, episode or source, or forgets or restores it."""
+        if self._terms is None and self._links is None:
             return
         rows = self._query(
-            "SELECT realm, content, deleted_at FROM memories WHERE id = ?", (memory.id,)
+            "SELECT realm, content, deleted_at, episode_id, source FROM memories WHERE id = ?",
+            (memory.id,),
         )
         if not rows:
             return
-        realm, content, deleted_at = rows[0]
+        realm, content, deleted_at, episode_id, source = rows[0]
         was_live, is_live = deleted_at is None, memory.deleted_at is None
-        if (realm, content, was_live) == (memory.realm, memory.content, is_live):
+        linked = (episode_id, source) == (memory.episode_id, json.dumps(memory.source.as_dict()))
+        if (realm, content, was_live) == (memory.realm, memory.content, is_live) and linked:
             return
-        if was_live:
-            self._terms.add(realm, content, -1)
-        if is_live:
-            self._terms.add(memory.realm, memory.content)
+        if self._terms is not None:
+            if was_live:
+                self._terms.add(realm, content, -1)
+            if is_live:
+                self._terms.add(memory.realm, memory.content)
+        if self._links is not None:
+            if is_live:
+                self._links.add(memory)
+            else:
+                self._links.remove(memory.id)
 
     def set_deleted(self, memory_id: str, deleted_at: int | None) -> Memory:
         """Soft-delete (a time) or restore (``None``) a memory; returns it as now stored."""
@@ -345,6 +359,8 @@ class Store:
             )
         if self._vectors is not None:
             self._vectors.set_alive(memory_id, False)
+        if self._links is not None:
+            self._links.remove(memory_id)
 
     def iter_memories(
         self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
@@ -415,6 +431,16 @@ class Store:
                 self._terms = stats
             return self._terms
 
+    def links(self) -> LinkIndex:
+        """Episode and session order and entity postings of live memories, built on first
+        use."""
+        with self._mutex:
+            if self._links is None:
+                links = LinkIndex()
+                links.add_many(self.iter_memories())
+                self._links = links
+            return self._links
+
     def keyword_search(self, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """FTS5 ``bm25()`` over ``scope``: (memory id, score), best first; higher is better.
 
@@ -446,6 +472,34 @@ class Store:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
         rows = self._query(f"SELECT * FROM triplets {where} ORDER BY id", params)
         return [Triplet(**dict(r)) for r in rows]
+
+    def triplet_neighbours(
+        self, realm: str, names: Iterable[str]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """For each of ``names`` (normalised entity names), the entities at the other end of
+        the realm's current triplets that touch it, with the triplet's weight."""
+        wanted = sorted(set(names))
+        out: dict[str, list[tuple[str, float]]] = {}
+        if not wanted:
+            return out
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            # lower(): names are compared normalised; triplets are stored as written.
+            rows = self._query(
+                "SELECT lower(subject), lower(object), weight FROM triplets WHERE realm = ? "
+                f"AND invalidated_at IS NULL AND (lower(subject) IN ({marks}) "
+                f"OR lower(object) IN ({marks}))",
+                (realm, *chunk, *chunk),
+            )
+            chosen = set(chunk)
+            for subject, obj, weight in rows:
+                subject, obj = normalise(subject), normalise(obj)
+                if subject in chosen:
+                    out.setdefault(subject, []).append((obj, weight))
+                if obj in chosen:
+                    out.setdefault(obj, []).append((subject, weight))
+        return out
 
     def add_episodes(self, episodes: Sequence[Episode]) -> None:
         with self.transaction() as conn:
@@ -561,6 +615,7 @@ class Store:
                 migrations.migrate(self._conn)
                 self._vectors = None
                 self._terms = None
+                self._links = None
         finally:
             src.close()
         return saved

@@ -8,10 +8,23 @@ plugs in by adding itself here and a weight in the recall presets.
 from __future__ import annotations
 
 from chitta.recall.lanes.base import Lane, LaneContext
+from chitta.recall.lanes.common import CommonWordLane
+from chitta.recall.lanes.ctx import ContextLane
+from chitta.recall.lanes.graph import GraphLane
 from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
 from chitta.recall.lanes.tag import TagLane
 
-LANES: dict[str, Lane] = {lane.name: lane for lane in (SemanticLane(), KeywordLane(), TagLane())}
+LANES: dict[str, Lane] = {
+    lane.name: lane
+    for lane in (
+        SemanticLane(),
+        KeywordLane(),
+        TagLane(),
+        GraphLane(),
+        ContextLane(),
+        CommonWordLane(),
+    )
+}
 
 __all__ = ["LANES", "Lane", "LaneContext"]

@@ -38,6 +38,7 @@ def match_expression(terms: list[str]) -> str:
 
 class KeywordLane:
     name = "kw"
+    derived = False
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if not ctx.terms:

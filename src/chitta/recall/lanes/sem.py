@@ -7,6 +7,7 @@ from chitta.recall.lanes.base import LaneContext
 
 class SemanticLane:
     name = "sem"
+    derived = False
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if ctx.query_vector is None:

@@ -13,6 +13,7 @@ from chitta.recall.lanes.kw import match_expression
 
 class TagLane:
     name = "tag"
+    derived = False
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if not ctx.terms:

@@ -1,0 +1,95 @@
+"""``graph``: spreading activation from the seeds through shared entities and triplets
+(seed 001, Spreading Activation: strength 0.5, decay 0.5, 3 hops).
+
+Memories are linked when they name the same entity (store/entities.py: a proper name, an
+identifier, a number with a unit), and entities are linked by the current triplets of the
+realm. Activation starts at the best few seeds (1 / rank), and each hop passes on
+``strength × decay^(hop-1) × link weight`` to every memory one link further; a memory's
+score is all the activation it received. This reaches memories that share no word with the
+question, only a name with something that did: the second hop of a multi-hop question.
+
+An entity named by many memories links little (a speaker's name links everything), so only
+entities in at most ``max_share`` of the realm's memories are followed, weighted by
+1 / ln(1 + memories naming it); and the work per recall is bounded (``budget`` postings),
+so a hub cannot make recall slow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chitta.recall.lanes.base import LaneContext, scoped
+
+if TYPE_CHECKING:
+    from chitta.store.links import LinkIndex
+
+
+@dataclass(frozen=True, slots=True)
+class GraphLane:
+    name: str = "graph"
+    derived: bool = True
+    seeds: int = 5
+    strength: float = 0.5  # seed 001 spread_strength
+    decay: float = 0.5  # seed 001 spread_decay
+    hops: int = 3  # seed 001 max_hops
+    #: Entities named by more than this share of the realm's memories are not followed.
+    max_share: float = 0.03
+    #: Memories visited per recall, at most; beyond it the spread stops where it is.
+    budget: int = 5000
+
+    def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
+        links = ctx.store.links()
+        realm = ctx.scope.realm
+        limit = max(2.0, self.max_share * ctx.store.term_stats().size(realm))
+        frontier = {seed: 1.0 / rank for rank, seed in enumerate(ctx.seeds[: self.seeds], 1)}
+        starts = set(frontier)  # they pass activation on; spreading back to them says nothing
+        reached = set(frontier)
+        scores: dict[str, float] = {}
+        visits = 0
+        for hop in range(self.hops):
+            passed = self.strength * self.decay**hop
+            names = {m: links.entities_of(m) for m in frontier}
+            related = ctx.store.triplet_neighbours(realm, {n for ns in names.values() for n in ns})
+            spread: dict[str, float] = {}
+            for memory_id, activation in frontier.items():
+                for entity, weight in self._targets(links, realm, names[memory_id], related, limit):
+                    # Sorted: when the budget cuts a posting short, the same part is kept.
+                    for other in sorted(links.named_by(realm, entity))[: self.budget - visits]:
+                        visits += 1
+                        if other not in starts:
+                            spread[other] = spread.get(other, 0.0) + activation * passed * weight
+                    if visits >= self.budget:
+                        break
+                if visits >= self.budget:
+                    break
+            for memory_id, activation in spread.items():
+                scores[memory_id] = scores.get(memory_id, 0.0) + activation
+            frontier = {m: a for m, a in spread.items() if m not in reached}
+            reached.update(frontier)
+            if not frontier or visits >= self.budget:
+                break
+        return scoped(ctx, scores)
+
+    @staticmethod
+    def _targets(
+        links: LinkIndex,
+        realm: str,
+        names: tuple[str, ...],
+        related: Mapping[str, list[tuple[str, float]]],
+        limit: float,
+    ) -> list[tuple[str, float]]:
+        """Where a memory naming ``names`` passes activation, with each link's weight: the
+        names themselves, and their neighbours over the realm's current triplets."""
+        out: list[tuple[str, float]] = []
+        for name in names:
+            df = links.entity_df(realm, name)
+            if 2 <= df <= limit:
+                out.append((name, 1.0 / math.log1p(df)))
+            for entity, weight in related.get(name, ()):
+                df = links.entity_df(realm, entity)
+                if 1 <= df <= limit:
+                    out.append((entity, weight / math.log1p(max(df, 2))))
+        return out

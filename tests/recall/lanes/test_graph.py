@@ -1,0 +1,47 @@
+"""``graph``: spreading activation through shared entities and triplets, bounded."""
+
+import time
+
+from chitta.recall.lanes.graph import GraphLane
+from chitta.store.ids import new_id
+from chitta.store.records import Scope, Triplet
+
+
+def test_reaches_memories_sharing_only_an_entity_then_a_hop_further(stock, context) -> None:
+    seed, one, two, other = stock([
+        "we moved to Lisbon in spring",       # the seed
+        "the tram in Lisbon is yellow",       # shares Lisbon
+        "a yellow Tram 28 ticket, kept",      # shares "tram 28"... not with the seed
+        "dinner was pasta",                   # shares nothing
+    ])  # fmt: skip
+    hop = stock(["the Tram 28 ride from Lisbon"])[0]  # links Lisbon and "tram 28"
+    ranked = dict(GraphLane(max_share=1.0).run(context(seeds=[seed])))
+    assert one in ranked and hop in ranked and other not in ranked
+    assert two in ranked  # reached at the second hop, through "tram 28"
+    assert ranked[two] < ranked[hop]
+
+
+def test_entities_named_too_widely_are_not_followed(store, stock, context) -> None:
+    ids = stock([f"we saw Oliver, note {i}" for i in range(10)])
+    assert GraphLane(max_share=1.0).run(context(seeds=[ids[0]]))
+    assert GraphLane(max_share=0.1).run(context(seeds=[ids[0]])) == []
+
+
+def test_triplets_carry_activation_between_entities(store, stock, context) -> None:
+    seed, target = stock(["the office is in Lisbon", "we love Portugal in May"])
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
+    now = int(time.time() * 1000)
+    store.add_triplets([Triplet(new_id(now), "work", "Lisbon", "located_in", "Portugal", 1.0,
+                                now, None, None, now)])  # fmt: skip
+    assert [i for i, _ in GraphLane(max_share=1.0).run(context(seeds=[seed]))] == [target]
+
+
+def test_the_work_is_bounded_and_scope_is_kept(store, stock, context) -> None:
+    ids = stock([f"Oliver and Bergen note {i}" for i in range(30)])
+    full = GraphLane(max_share=1.0).run(context(seeds=ids[:1], depth=50))
+    assert len(full) == 29
+    assert len(GraphLane(max_share=1.0, budget=5).run(context(seeds=ids[:1], depth=50))) < 29
+    hidden = GraphLane(max_share=1.0).run(
+        context(seeds=ids[:1], scope=Scope("work", channel="elsewhere"))
+    )
+    assert hidden == []

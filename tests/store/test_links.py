@@ -1,0 +1,77 @@
+"""The link index: episode order, session order and entity postings, kept in step."""
+
+from __future__ import annotations
+
+import time
+
+from chitta.store.ids import new_id
+from chitta.store.records import Episode, Source
+from chitta.store.sqlite import Store
+
+
+def _episode(store: Store, realm: str = "work") -> str:
+    now = int(time.time() * 1000)
+    episode = Episode(new_id(now), realm, "chat", now, None, Source(), now)
+    store.add_episodes([episode])
+    return episode.id
+
+
+def _turns(store: Store, make_memory, episode: str, texts: list[str], **fields) -> list[str]:
+    memories = [make_memory(t, episode_id=episode, **fields) for t in texts]
+    store.insert([(m, None) for m in memories])
+    return [m.id for m in memories]
+
+
+def test_neighbours_are_the_turns_around_a_memory_in_its_episode(store, make_memory) -> None:
+    other = _turns(store, make_memory, _episode(store), ["elsewhere one", "elsewhere two"])
+    ids = _turns(store, make_memory, _episode(store), [f"turn number {i}" for i in range(5)])
+    links = store.links()
+    assert links.neighbours(ids[2], 1) == [(ids[1], 1), (ids[3], 1)]
+    assert links.neighbours(ids[0], 2) == [(ids[1], 1), (ids[2], 2)]
+    assert not set(other) & {n for n, _ in links.neighbours(ids[0], 5)}
+
+
+def test_forget_restore_and_purge_keep_the_links_in_step(store, make_memory) -> None:
+    ids = _turns(store, make_memory, _episode(store),
+                 ["we met Oliver today", "then lunch", "saw Oliver again later"])  # fmt: skip
+    links = store.links()
+    assert links.named_by("work", "oliver") == {ids[0], ids[2]}
+    store.set_deleted(ids[1], int(time.time() * 1000))
+    assert links.neighbours(ids[0], 1) == [(ids[2], 1)]
+    store.set_deleted(ids[1], None)
+    assert links.neighbours(ids[0], 1) == [(ids[1], 1)]
+    store.purge(ids[2])
+    assert links.named_by("work", "oliver") == {ids[0]}
+    assert ids[2] not in links
+
+
+def test_an_edited_text_moves_its_entities(store, make_memory) -> None:
+    (mid,) = _turns(store, make_memory, _episode(store), ["a trip to Norway"])
+    links = store.links()
+    memory = store.get(mid)
+    from dataclasses import replace
+
+    store.update(replace(memory, content="a trip to Sweden"))
+    assert links.named_by("work", "norway") == frozenset()
+    assert links.named_by("work", "sweden") == {mid}
+
+
+def test_session_recent_lists_a_sessions_memories_newest_first(store, make_memory) -> None:
+    ids = _turns(store, make_memory, _episode(store), ["first note here", "second note here"],
+                 source=Source(session="s-1"))  # fmt: skip
+    other = Source(session="s-2")
+    _turns(store, make_memory, _episode(store), ["other session note"], source=other)
+    assert store.links().session_recent("s-1", 5) == [ids[1], ids[0]]
+    assert store.links().session_recent("nobody", 5) == []
+
+
+def test_rebuilt_from_the_file_equals_kept_in_step(store_path, make_memory) -> None:
+    with Store(store_path) as store:
+        store.links()  # built first, then kept in step
+        ids = _turns(store, make_memory, _episode(store),
+                     ["Oliver went to Bergen", "rain in Bergen", "v2.0 shipped"])  # fmt: skip
+        kept = [store.links().neighbours(i, 2) for i in ids]
+        kept_names = store.links().named_by("work", "bergen")
+    with Store(store_path) as store:
+        assert [store.links().neighbours(i, 2) for i in ids] == kept
+        assert store.links().named_by("work", "bergen") == kept_names == {ids[0], ids[1]}
