@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from chitta.recall.lanes.kw import STOP_WORDS
+from chitta.store.terms import STOP_WORDS
 
 #: At most this many entities are kept per memory (the first ones in the text).
 MAX_ENTITIES = 32

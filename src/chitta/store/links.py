@@ -115,6 +115,11 @@ class LinkIndex:
         with self._lock:
             return frozenset(self._postings.get(realm, {}).get(entity, ()))
 
+    def entity_counts(self, realm: str) -> dict[str, int]:
+        """How many memories of ``realm`` name each entity."""
+        with self._lock:
+            return {name: len(ids) for name, ids in self._postings.get(realm, {}).items()}
+
     def entity_df(self, realm: str, entity: str) -> int:
         """How many memories of ``realm`` name ``entity``."""
         return len(self._postings.get(realm, {}).get(entity, ()))

@@ -45,3 +45,11 @@ def test_the_work_is_bounded_and_scope_is_kept(store, stock, context) -> None:
         context(seeds=ids[:1], scope=Scope("work", channel="elsewhere"))
     )
     assert hidden == []
+
+
+def test_activation_in_an_attractor_basin_is_boosted(stock, context) -> None:
+    seed = stock(["we booked Bergen and Oliver"])[0]
+    basin = stock([f"saw Oliver in Bergen, day {i}" for i in range(4)])
+    plain = dict(GraphLane(max_share=1.0, basin_boost=1.0).run(context(seeds=[seed])))
+    boosted = dict(GraphLane(max_share=1.0).run(context(seeds=[seed])))
+    assert boosted[basin[0]] == plain[basin[0]] * 1.15
