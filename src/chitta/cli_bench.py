@@ -53,6 +53,12 @@ def _fail(exc: ChittaError) -> None:
 )
 @click.option("--ablate", help="Lanes to switch off in chitta, comma-separated.")
 @click.option(
+    "--ablation-matrix",
+    is_flag=True,
+    help="Also run each chitta strategy once per lane with that lane switched off, and "
+    "report each lane's delta per category.",
+)
+@click.option(
     "--systems",
     "systems_opt",
     default="chitta,bm25,dense,cpersona",
@@ -92,9 +98,9 @@ def locomo(**opts: Any) -> None:
 
 
 def _locomo(
-    data: Path | None, strategy: str, ablate: str | None, systems_opt: str,
-    conversations: str | None, k: int, smoke: bool, out: Path, append_docs: Path | None,
-    workdir: Path | None,
+    data: Path | None, strategy: str, ablate: str | None, ablation_matrix: bool,
+    systems_opt: str, conversations: str | None, k: int, smoke: bool, out: Path,
+    append_docs: Path | None, workdir: Path | None,
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -122,7 +128,7 @@ def _locomo(
     with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
-                                        console)  # fmt: skip
+                                        console, matrix=ablation_matrix)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -165,8 +171,11 @@ def _command_line() -> str:
     return shlex.join(words)
 
 
-def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> tuple[list, list]:
-    """The systems asked for, set up; a peer that cannot start is noted and left out."""
+def _build_systems(
+    wanted, strategies, ablate, dataset, base: Path, console, *, matrix: bool = False
+) -> tuple[list, list]:
+    """The systems asked for, set up; a peer that cannot start is noted and left out. With
+    ``matrix``, each chitta strategy also runs once per lane with that lane off."""
     from chitta.bench.systems.bm25 import Bm25System
     from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
     from chitta.bench.systems.dense import DenseSystem
@@ -183,8 +192,11 @@ def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> 
         store = ChittaStore(base / "chitta", inner)
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
-            preset(name)  # an unknown strategy fails here, naming the known ones
+            config = preset(name)  # an unknown strategy fails here, naming the known ones
             systems.append(ChittaSystem(store, name, ablate))
+            if matrix:
+                lanes = [lane for lane in config.lane_weights if lane not in ablate]
+                systems += [ChittaSystem(store, name, [*ablate, lane]) for lane in lanes]
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}

@@ -67,3 +67,49 @@ def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> 
 
 def test_bm25_tokens_drop_stop_words() -> None:
     assert tokens("What does Rex like chasing?") == ["rex", "like", "chasing"]
+
+
+def test_the_ablation_table_shows_each_lanes_delta(systems) -> None:
+    from chitta.bench.report import markdown, results_record
+
+    runs, skipped = run(DATA, systems, k=3)
+    record = results_record(DATA, runs, skipped=skipped, settings={}, environment={}, notes=[])
+    table = markdown(record, "chitta bench locomo")
+    assert "| chitta:hybrid without sem |" in table
+    assert "Ablation: recall@10 change" in table
+    assert "without" not in markdown({**record, "systems": {"bm25": record["systems"]["bm25"]}},
+                                     "x")  # fmt: skip
+
+
+def test_the_ablation_matrix_runs_each_lane_off_in_turn(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from chitta.cli_bench import _build_systems
+    from chitta.recall.config import preset
+
+    made, _ = _build_systems(["chitta"], ["hybrid"], ["tag"], DATA, tmp_path, Console(),
+                             matrix=True)  # fmt: skip
+    others = [lane for lane in preset("hybrid").lane_weights if lane != "tag"]
+    assert [s.name for s in made] == ["chitta:hybrid-tag"] + [
+        f"chitta:hybrid-tag-{lane}" for lane in others
+    ]
+    for system in made:
+        system.close()
+
+
+def test_an_ablation_is_compared_with_the_run_it_extends() -> None:
+    from chitta.bench.report import ablation_lines
+
+    def figures(value: float) -> dict:
+        return {"metrics": {"all": {"recall@10": value}}}
+
+    systems = {
+        "chitta:hybrid": figures(0.7),
+        "chitta:hybrid-tag": figures(0.69),
+        "chitta:hybrid-tag-sem": figures(0.5),
+        "chitta:keyword-x-y": figures(0.1),
+    }
+    rows = [line for line in ablation_lines(systems) if line.startswith("| chitta")]
+    assert rows[0].startswith("| chitta:hybrid without tag |") and "-0.010" in rows[0]
+    assert rows[1].startswith("| chitta:hybrid-tag without sem |") and "-0.190" in rows[1]
+    assert len(rows) == 2  # nothing to compare chitta:keyword-x-y with

@@ -82,6 +82,7 @@ def markdown(record: dict[str, Any], command: str) -> str:
         lat = s["latency_ms"]
         lines.append(f"| {name} | " + " | ".join([*cells, f"{lat['p50']:.2f}",
                                                   f"{lat['p95']:.2f}"]) + " |")  # fmt: skip
+    lines += ablation_lines(systems)
     counts = next(iter(systems.values()))["metrics"] if systems else {}
     lines += [
         "",
@@ -102,3 +103,39 @@ def markdown(record: dict[str, Any], command: str) -> str:
             f"{a['hit@10']:.3f} | {a['ndcg@10']:.3f} | {a['mrr']:.3f} | {s['load_s']:.1f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def ablation_lines(systems: Mapping[str, Any]) -> list[str]:
+    """A table of recall@10 deltas: each ``chitta:<strategy>-<lanes>`` system against the
+    longest-named system it extends (what switching those lanes off cost, per category);
+    empty when the run has no such pair."""
+    rows = []
+    for name, s in systems.items():
+        # chitta:hybrid-tag-sem is compared with chitta:hybrid-tag when that ran too.
+        base_name, _, lanes = name.rpartition("-")
+        while base_name and base_name not in systems and "-" in base_name:
+            base_name, _, more = base_name.rpartition("-")
+            lanes = f"{more}-{lanes}"
+        base = systems.get(base_name)
+        if not name.startswith("chitta:") or base is None:
+            continue
+        cells = []
+        for g in GROUPS:
+            if g in s["metrics"] and g in base["metrics"]:
+                delta = s["metrics"][g]["recall@10"] - base["metrics"][g]["recall@10"]
+                cells.append(f"{delta:+.3f}")
+            else:
+                cells.append("–")
+        rows.append(f"| {base_name} without {lanes.replace('-', ', ')} | " + " | ".join(cells)
+                    + " |")  # fmt: skip
+    if not rows:
+        return []
+    header = [f"{CATEGORIES[int(g)]} ({g})" if g.isdigit() else g for g in GROUPS]
+    return [
+        "",
+        "Ablation: recall@10 change when lanes are switched off (negative: the lane helps):",
+        "",
+        "| " + " | ".join(["system", *header]) + " |",
+        "|" + "---|" * (len(header) + 1),
+        *rows,
+    ]
