@@ -60,7 +60,7 @@ def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> 
     chitta = hybrid.store.open()
     full = chitta.recall("Rex tennis", realm="locomo-mini", limit=3)
     ablated = chitta.recall("Rex tennis", realm="locomo-mini", limit=3, ablate=no_sem.ablate)
-    derived = ("ctx", "common", "graph")
+    derived = ("ctx", "common")
     assert full.lanes_run == ("sem", "kw", "tag", *derived)
     assert ablated.lanes_run == ("kw", "tag", *derived)
 
