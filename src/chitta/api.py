@@ -316,7 +316,7 @@ class Chitta:
         name = check_scope_name(session or None, "session", optional=True)
         view = None
         if name is not None:
-            view = self.sessions.view(name, self.store.links().session_recent(name, MAX_SHOWN))
+            view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
         result = recall(
             self.store,
             self.embedder,

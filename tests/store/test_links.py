@@ -1,4 +1,5 @@
-"""The link index: episode order, session order and entity postings, kept in step."""
+"""Links between memories: the turns of an episode and a session's memories (indexed in the
+file), and entity postings (kept in memory, in step with writes)."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def _turns(store: Store, make_memory, episode: str, texts: list[str], **fields) 
 def test_neighbours_are_the_turns_around_a_memory_in_its_episode(store, make_memory) -> None:
     other = _turns(store, make_memory, _episode(store), ["elsewhere one", "elsewhere two"])
     ids = _turns(store, make_memory, _episode(store), [f"turn number {i}" for i in range(5)])
-    links = store.links()
-    assert links.neighbours(ids[2], 1) == [(ids[1], 1), (ids[3], 1)]
-    assert links.neighbours(ids[0], 2) == [(ids[1], 1), (ids[2], 2)]
-    assert not set(other) & {n for n, _ in links.neighbours(ids[0], 5)}
+    assert store.episode_neighbours(ids[2], 1) == [(ids[1], 1), (ids[3], 1)]
+    assert store.episode_neighbours(ids[0], 2) == [(ids[1], 1), (ids[2], 2)]
+    assert not set(other) & {n for n, _ in store.episode_neighbours(ids[0], 5)}
+    assert store.episode_neighbours("no-such-id", 2) == []
 
 
 def test_forget_restore_and_purge_keep_the_links_in_step(store, make_memory) -> None:
@@ -37,9 +38,9 @@ def test_forget_restore_and_purge_keep_the_links_in_step(store, make_memory) -> 
     links = store.links()
     assert links.named_by("work", "oliver") == {ids[0], ids[2]}
     store.set_deleted(ids[1], int(time.time() * 1000))
-    assert links.neighbours(ids[0], 1) == [(ids[2], 1)]
+    assert store.episode_neighbours(ids[0], 1) == [(ids[2], 1)]
     store.set_deleted(ids[1], None)
-    assert links.neighbours(ids[0], 1) == [(ids[1], 1)]
+    assert store.episode_neighbours(ids[0], 1) == [(ids[1], 1)]
     store.purge(ids[2])
     assert links.named_by("work", "oliver") == {ids[0]}
     assert ids[2] not in links
@@ -61,8 +62,11 @@ def test_session_recent_lists_a_sessions_memories_newest_first(store, make_memor
                  source=Source(session="s-1"))  # fmt: skip
     other = Source(session="s-2")
     _turns(store, make_memory, _episode(store), ["other session note"], source=other)
-    assert store.links().session_recent("s-1", 5) == [ids[1], ids[0]]
-    assert store.links().session_recent("nobody", 5) == []
+    assert store.session_recent("s-1", 5) == [ids[1], ids[0]]
+    assert store.session_recent("s-1", 1) == [ids[1]]
+    assert store.session_recent("nobody", 5) == []
+    store.set_deleted(ids[1], int(time.time() * 1000))
+    assert store.session_recent("s-1", 5) == [ids[0]]
 
 
 def test_rebuilt_from_the_file_equals_kept_in_step(store_path, make_memory) -> None:
@@ -70,8 +74,8 @@ def test_rebuilt_from_the_file_equals_kept_in_step(store_path, make_memory) -> N
         store.links()  # built first, then kept in step
         ids = _turns(store, make_memory, _episode(store),
                      ["Oliver went to Bergen", "rain in Bergen", "v2.0 shipped"])  # fmt: skip
-        kept = [store.links().neighbours(i, 2) for i in ids]
+        kept = [store.links().entities_of(i) for i in ids]
         kept_names = store.links().named_by("work", "bergen")
     with Store(store_path) as store:
-        assert [store.links().neighbours(i, 2) for i in ids] == kept
+        assert [store.links().entities_of(i) for i in ids] == kept
         assert store.links().named_by("work", "bergen") == kept_names == {ids[0], ids[1]}

@@ -66,8 +66,21 @@ def seed_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+OLD_EPISODE = Episode(new_id(1_690_000_000_000), "archive", "standup", 1, 2, Source(), 3)
+
+
+def seed_v2(conn: sqlite3.Connection) -> None:
+    """What a version-2 chitta added: an episode (in another realm, so it stays apart)."""
+    e = OLD_EPISODE
+    conn.execute(
+        "INSERT INTO episodes (id, realm, title, started_at, ended_at, source, created_at) "
+        "VALUES (?,?,?,?,?,?,?)",
+        (e.id, e.realm, e.title, e.started_at, e.ended_at, "{}", e.created_at),
+    )
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
-SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1}
+SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1, 2: seed_v2}
 
 
 def build_at(path: Path, version: int) -> None:
@@ -123,6 +136,8 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             ]
             hits = s.vector_index().search(VECTOR, Scope("work"), 5)
             assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
+        if version >= 2:
+            assert s.episodes("archive") == [OLD_EPISODE]
         # The newer tables and columns work.
         episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
         s.add_episodes([episode])
@@ -135,6 +150,9 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
         s.update(linked)
         assert s.get(OLD_MEMORY.id) == linked
+        # v3 indexes the turns of an episode and the memories of a session.
+        assert s.session_recent("s-7", 5) == [OLD_MEMORY.id]
+        assert s.episode_neighbours(OLD_MEMORY.id, 2) == []
     assert file_version(path) == migrations.LATEST
 
 

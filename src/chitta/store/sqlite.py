@@ -300,20 +300,18 @@ class Store:
             return count
 
     def _recount_if_changed(self, memory: Memory) -> None:
-        """Keep the word counts and links right when an update changes a memory's text,
-        realm, episode or source, or forgets or restores it."""
+        """Keep the word counts and entity links right when an update changes a memory's
+        text or realm, or forgets or restores it."""
         if self._terms is None and self._links is None:
             return
         rows = self._query(
-            "SELECT realm, content, deleted_at, episode_id, source FROM memories WHERE id = ?",
-            (memory.id,),
+            "SELECT realm, content, deleted_at FROM memories WHERE id = ?", (memory.id,)
         )
         if not rows:
             return
-        realm, content, deleted_at, episode_id, source = rows[0]
+        realm, content, deleted_at = rows[0]
         was_live, is_live = deleted_at is None, memory.deleted_at is None
-        linked = (episode_id, source) == (memory.episode_id, json.dumps(memory.source.as_dict()))
-        if (realm, content, was_live) == (memory.realm, memory.content, is_live) and linked:
+        if (realm, content, was_live) == (memory.realm, memory.content, is_live):
             return
         if self._terms is not None:
             if was_live:
@@ -431,9 +429,37 @@ class Store:
                 self._terms = stats
             return self._terms
 
+    def episode_neighbours(self, memory_id: str, span: int) -> list[tuple[str, int]]:
+        """The live memories within ``span`` places of ``memory_id`` in its episode (in the
+        order they were stored), with their distance: 1 is the turn just before or after."""
+        rows = self._query("SELECT episode_id FROM memories WHERE id = ?", (memory_id,))
+        if not rows or rows[0][0] is None or span <= 0:
+            return []
+        episode = rows[0][0]
+        live = "episode_id = ? AND deleted_at IS NULL"
+        before = self._query(
+            f"SELECT id FROM memories WHERE {live} AND id < ? ORDER BY id DESC LIMIT ?",
+            (episode, memory_id, span),
+        )
+        after = self._query(
+            f"SELECT id FROM memories WHERE {live} AND id > ? ORDER BY id LIMIT ?",
+            (episode, memory_id, span),
+        )
+        near = [(r[0], d) for d, r in enumerate(before, 1)]
+        near += [(r[0], d) for d, r in enumerate(after, 1)]
+        return sorted(near, key=lambda item: item[0])
+
+    def session_recent(self, session: str, n: int) -> list[str]:
+        """The ``n`` newest live memories whose source names ``session``, newest first."""
+        rows = self._query(
+            "SELECT id FROM memories WHERE json_extract(source, '$.session') = ? "
+            "AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
+            (session, n),
+        )
+        return [r[0] for r in rows]
+
     def links(self) -> LinkIndex:
-        """Episode and session order and entity postings of live memories, built on first
-        use."""
+        """Entity postings of live memories per realm, built on first use."""
         with self._mutex:
             if self._links is None:
                 links = LinkIndex()

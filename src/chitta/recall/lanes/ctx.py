@@ -34,10 +34,9 @@ class ContextLane:
     topic: float = 0.2  # seed 001 topic_boost
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
-        links = ctx.store.links()
         scores: dict[str, float] = {}
         for rank, seed in enumerate(ctx.seeds[: self.seeds], start=1):
-            for neighbour, distance in links.neighbours(seed, self.span):
+            for neighbour, distance in ctx.store.episode_neighbours(seed, self.span):
                 scores[neighbour] = scores.get(neighbour, 0.0) + 1.0 / (rank * distance)
         pool = [*ctx.seeds, *(i for i in scores if i not in set(ctx.seeds))]
         if ctx.primed:
