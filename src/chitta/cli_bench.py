@@ -52,6 +52,7 @@ def _fail(exc: ChittaError) -> None:
     help="chitta strategies, comma-separated (each is a system: chitta:<strategy>).",
 )
 @click.option("--ablate", help="Lanes to switch off in chitta, comma-separated.")
+@click.option("--fusion", help="chitta's fusion mode, rrf or rsf (default: the strategy's).")
 @click.option(
     "--systems",
     "systems_opt",
@@ -92,7 +93,7 @@ def locomo(**opts: Any) -> None:
 
 
 def _locomo(
-    data: Path | None, strategy: str, ablate: str | None, systems_opt: str,
+    data: Path | None, strategy: str, ablate: str | None, fusion: str | None, systems_opt: str,
     conversations: str | None, k: int, smoke: bool, out: Path, append_docs: Path | None,
     workdir: Path | None,
 ) -> None:  # fmt: skip
@@ -122,7 +123,7 @@ def _locomo(
     with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
-                                        console)  # fmt: skip
+                                        console, fusion)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -136,7 +137,7 @@ def _locomo(
     record = results_record(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
-                  "strategies": _split(strategy), "ablate": _split(ablate),
+                  "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
                   "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
@@ -165,8 +166,12 @@ def _command_line() -> str:
     return shlex.join(words)
 
 
-def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> tuple[list, list]:
+def _build_systems(
+    wanted, strategies, ablate, dataset, base: Path, console, fusion: str | None = None
+) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out."""
+    from dataclasses import replace
+
     from chitta.bench.systems.bm25 import Bm25System
     from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
     from chitta.bench.systems.dense import DenseSystem
@@ -183,8 +188,9 @@ def _build_systems(wanted, strategies, ablate, dataset, base: Path, console) -> 
         store = ChittaStore(base / "chitta", inner)
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
-            preset(name)  # an unknown strategy fails here, naming the known ones
-            systems.append(ChittaSystem(store, name, ablate))
+            # An unknown strategy or fusion fails here, naming the known ones.
+            replace(preset(name), fusion=fusion or preset(name).fusion)
+            systems.append(ChittaSystem(store, name, ablate, fusion))
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}

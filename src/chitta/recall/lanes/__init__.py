@@ -2,16 +2,24 @@
 
 A lane is any object with a ``name`` and a ``run(ctx) -> list[(memory id, raw score)]``.
 :data:`LANES` maps the short names of DESIGN.md §4 to the lanes built so far; a new lane
-plugs in by adding itself here and a weight in the recall presets.
+plugs in by adding itself here and a weight in the recall presets. The correction lookup
+(``corr``, lanes/corr.py) is not among them: it is keyed, not ranked, and never fused.
 """
 
 from __future__ import annotations
 
 from chitta.recall.lanes.base import Lane, LaneContext
+from chitta.recall.lanes.hdc import HdcLane
 from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
 from chitta.recall.lanes.tag import TagLane
+from chitta.recall.lanes.xr import CrossRealmLane
 
-LANES: dict[str, Lane] = {lane.name: lane for lane in (SemanticLane(), KeywordLane(), TagLane())}
+LANES: dict[str, Lane] = {
+    lane.name: lane
+    for lane in (SemanticLane(), KeywordLane(), TagLane(), HdcLane(), CrossRealmLane())
+}
+#: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
+NEEDS_VECTOR = frozenset({"sem", "hdc", "xr"})
 
-__all__ = ["LANES", "Lane", "LaneContext"]
+__all__ = ["LANES", "NEEDS_VECTOR", "Lane", "LaneContext"]
