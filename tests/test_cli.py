@@ -69,6 +69,8 @@ def test_files_are_owner_only(run, tmp_path: Path) -> None:
         (["remember", WAL, "--realm", "bad realm"], 2, "bad realm"),
         (["remember", "x" * 40000], 2, "limit is 32,768"),
         (["recall", "anything", "--strategy", "psychic"], 2, "unknown strategy"),
+        (["recall", "anything", "--fusion", "borda"], 2, "unknown fusion 'borda'; choose one"),
+        (["recall", "anything", "--ablate", "hdc,psychic"], 2, "unknown lane 'psychic'"),
         (["forget", "01NOSUCHMEMORY000000000000"], 3, "does not exist"),
         (["--store", "../escape", "status"], 2, "bad store name"),
         (["import", "missing.jsonl"], 2, "no file at"),
@@ -153,3 +155,24 @@ def test_help_lists_the_commands(run) -> None:
     out = run("--help").stdout
     for command in ("remember", "recall", "forget", "export", "import", "status", "reembed"):
         assert command in out
+
+
+def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
+    mid = run("remember", WAL, "--realm", "demo").stdout.strip()
+    away = run("remember", "Our other project logs to a custom WAL file", "--realm", "b").stdout
+    fix = run("remember", "Never turn WAL off: the default journal loses writes", "--realm",
+              "demo", "--kind", "correction").stdout.strip()  # fmt: skip
+    assert "field" in run("recall", "--help").stdout
+    data = json.loads(run("recall", "WAL log", "--realm", "demo", "--strategy", "field",
+                          "--fusion", "rsf", "--json").stdout)  # fmt: skip
+    assert data["lanes_run"] == ["sem", "kw", "tag", "hdc", "xr", "graph", "ctx", "common"]
+    assert away.strip() in [h["id"] for h in data["hits"] if set(h["lanes"]) == {"xr"}]
+    assert [(c["id"], c["keys"]) for c in data["corrections"]] == [(fix, ["wal"])]
+    no_hdc = json.loads(run("recall", "WAL log", "--realm", "demo", "--cross-realm",
+                            "--disable-hdc", "--json").stdout)  # fmt: skip
+    assert no_hdc["lanes_run"] == ["sem", "kw", "tag", "xr"]
+    human = run("recall", "WAL log", "--realm", "demo", "--cross-realm", COLUMNS="200").stdout
+    assert mid in human and "xr@b#1" in human and f"correction {fix} (key wal)" in human
+    env = run("recall", "WAL log", "--realm", "demo", "--strategy", "field", "--json",
+              CHITTA_ABLATE_LANES="hdc")  # fmt: skip
+    assert "hdc" not in json.loads(env.stdout)["lanes_run"]

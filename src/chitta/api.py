@@ -19,7 +19,7 @@ from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings
 from chitta.embed.base import Embedder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
-from chitta.recall.config import preset
+from chitta.recall.config import XR_WEIGHT, preset
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
 from chitta.recall.session import MAX_SHOWN, SessionLog
@@ -299,17 +299,26 @@ class Chitta:
         strategy: str = "hybrid",
         ablate: Sequence[str] = (),
         include_superseded: bool = False,
+        fusion: str | None = None,
+        cross_realm: bool = False,
+        disable_hdc: bool = False,
         session: str | None = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
+        ``fusion`` overrides the strategy's ("rrf" or "rsf"); ``cross_realm`` adds the ``xr``
+        lane (the store's other realms, marked as such); ``disable_hdc`` skips the ``hdc`` lane.
         ``session`` names the asking agent session: what it stored and was shown lately
         primes this recall (the ``ctx`` lane), and this recall's best hits prime its next.
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
         config = preset(strategy)
-        off = set(ablate) | set(self.switches.ablate_lanes)
+        if fusion is not None:
+            config = replace(config, fusion=fusion)
+        if cross_realm:
+            config = config.with_lane("xr", XR_WEIGHT)
+        off = set(ablate) | set(self.switches.ablate_lanes) | ({"hdc"} if disable_hdc else set())
         if off:
             config = config.without(off)
         scope = make_scope(realm, agent_id, channel)

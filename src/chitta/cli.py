@@ -22,6 +22,7 @@ from chitta.cli_bench import bench
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError
+from chitta.recall.config import FUSIONS, KNOWN_LANES, PRESETS
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 SCOPE_HELP = "Realm (project) the memory belongs to."
@@ -129,15 +130,21 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
 @click.option("--channel", help="Only this channel's memories.")
 @click.option("--limit", "-n", type=int, default=10, show_default=True)
 @click.option("--strategy", "-s", default="hybrid", show_default=True,
-              help="hybrid, semantic or keyword.")  # fmt: skip
-@click.option("--ablate", help="Comma-separated lanes to switch off, e.g. kw.")
+              help=f"One of: {', '.join(PRESETS)} (field runs every lane).")  # fmt: skip
+@click.option(
+    "--ablate", help=f"Comma-separated lanes to switch off: {', '.join(sorted(KNOWN_LANES))}."
+)
+@click.option("--fusion", help=f"Fusion mode: {' or '.join(FUSIONS)} (default: the strategy's).")
+@click.option("--cross-realm", is_flag=True, help="Also search the other realms (lane xr).")
+@click.option("--disable-hdc", is_flag=True, help="Skip the hdc (sparse code) lane.")
 @click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
 @click.option("--session", help="The asking agent session; primes recall with what it "
               "stored lately (the ctx lane).")  # fmt: skip
 @JSON_OPT
 @click.pass_context
 def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:
-    """Find the memories that best answer QUERY, with the lanes that found them."""
+    """Find the memories that best answer QUERY, with the lanes that found them, and the
+    corrections it names."""
     from chitta.cli_format import print_hits, result_to_dict
 
     with _errors(as_json):

@@ -52,6 +52,7 @@ def _fail(exc: ChittaError) -> None:
     help="chitta strategies, comma-separated (each is a system: chitta:<strategy>).",
 )
 @click.option("--ablate", help="Lanes to switch off in chitta, comma-separated.")
+@click.option("--fusion", help="chitta's fusion mode, rrf or rsf (default: the strategy's).")
 @click.option(
     "--ablation-matrix",
     is_flag=True,
@@ -98,9 +99,9 @@ def locomo(**opts: Any) -> None:
 
 
 def _locomo(
-    data: Path | None, strategy: str, ablate: str | None, ablation_matrix: bool,
-    systems_opt: str, conversations: str | None, k: int, smoke: bool, out: Path,
-    append_docs: Path | None, workdir: Path | None,
+    data: Path | None, strategy: str, ablate: str | None, fusion: str | None,
+    ablation_matrix: bool, systems_opt: str, conversations: str | None, k: int, smoke: bool,
+    out: Path, append_docs: Path | None, workdir: Path | None,
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -128,7 +129,7 @@ def _locomo(
     with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
-                                        console, matrix=ablation_matrix)  # fmt: skip
+                                        console, fusion, matrix=ablation_matrix)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -142,7 +143,7 @@ def _locomo(
     record = results_record(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
-                  "strategies": _split(strategy), "ablate": _split(ablate),
+                  "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
                   "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
@@ -172,10 +173,20 @@ def _command_line() -> str:
 
 
 def _build_systems(
-    wanted, strategies, ablate, dataset, base: Path, console, *, matrix: bool = False
+    wanted,
+    strategies,
+    ablate,
+    dataset,
+    base: Path,
+    console,
+    fusion: str | None = None,
+    *,
+    matrix: bool = False,
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
     ``matrix``, each chitta strategy also runs once per lane with that lane off."""
+    from dataclasses import replace
+
     from chitta.bench.systems.bm25 import Bm25System
     from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
     from chitta.bench.systems.dense import DenseSystem
@@ -192,11 +203,12 @@ def _build_systems(
         store = ChittaStore(base / "chitta", inner)
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
-            config = preset(name)  # an unknown strategy fails here, naming the known ones
-            systems.append(ChittaSystem(store, name, ablate))
+            # An unknown strategy or fusion fails here, naming the known ones.
+            config = replace(preset(name), fusion=fusion or preset(name).fusion)
+            systems.append(ChittaSystem(store, name, ablate, fusion))
             if matrix:
                 lanes = [lane for lane in config.lane_weights if lane not in ablate]
-                systems += [ChittaSystem(store, name, [*ablate, lane]) for lane in lanes]
+                systems += [ChittaSystem(store, name, [*ablate, lane], fusion) for lane in lanes]
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}

@@ -41,6 +41,11 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
             }
         )
     s = result.scope
+    corrections = []
+    for match in result.corrections:
+        memory = memory_to_dict(match.memory)
+        memory.pop("type")
+        corrections.append({"keys": list(match.keys), **memory})
     return {
         "query": result.query,
         "strategy": result.strategy,
@@ -49,16 +54,30 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         "candidates": result.candidates,
         "dropped": result.dropped,
         "hits": hits,
+        "corrections": corrections,
         "timing_ms": result.timing_ms,
     }
 
 
 def _lanes_text(hit) -> str:
-    return " ".join(f"{name}#{h.rank}:{h.raw:.2f}" for name, h in hit.lanes.items())
+    # A cross-realm hit names the realm it came from: xr@<realm>.
+    return " ".join(
+        f"{name}{'@' + hit.memory.realm if name == 'xr' else ''}#{h.rank}:{h.raw:.2f}"
+        for name, h in hit.lanes.items()
+    )
+
+
+def _print_corrections(console: Console, result: RecallResult) -> None:
+    for match in result.corrections:
+        m = match.memory
+        text = m.content if len(m.content) <= 200 else m.content[:199] + "…"
+        console.print(f"correction {m.id} (key {', '.join(match.keys)}): {text}",
+                      markup=False, highlight=False)  # fmt: skip
 
 
 def print_hits(result: RecallResult) -> None:
     console = Console()
+    _print_corrections(console, result)
     if not result.hits:
         console.print(f"nothing found in realm {result.scope.realm!r} for that query")
         return

@@ -35,7 +35,8 @@ def systems(embedder, tmp_path: Path):
     store = ChittaStore(tmp_path / "chitta", embedder.inner)
     vectors = dict(zip(LINES, embedder.inner.embed(LINES).vectors, strict=True))
     made = [ChittaSystem(store, "hybrid"), ChittaSystem(store, "hybrid", ["sem"]),
-            Bm25System(), DenseSystem(embedder.inner, vectors)]  # fmt: skip
+            Bm25System(), DenseSystem(embedder.inner, vectors),
+            ChittaSystem(store, "hybrid", fusion="rsf")]  # fmt: skip
     for system in made:
         system.setup()
     yield made
@@ -46,7 +47,8 @@ def systems(embedder, tmp_path: Path):
 def test_every_system_finds_the_gold_turns(systems) -> None:
     runs, skipped = run(DATA, systems, k=3)
     assert skipped == 1  # the question without gold evidence
-    assert set(runs) == {"chitta:hybrid", "chitta:hybrid-sem", "bm25", "dense"}
+    assert set(runs) == {"chitta:hybrid", "chitta:hybrid-sem", "bm25", "dense",
+                         "chitta:hybrid+rsf"}  # fmt: skip
     for name, result in runs.items():
         assert [r["ranked"][0] for r in result.rows] == ["D1:2", "D1:3"], name
         assert result.summary()["metrics"]["all"]["mrr"] == 1.0

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chitta.recall.fusion import rrf
+from chitta.recall.fusion import rrf, rsf
 
 
 def test_known_values_and_contributions() -> None:
@@ -85,3 +85,63 @@ def test_ablating_a_lane_removes_exactly_its_contributions(rankings, lane) -> No
             assert lane not in ablated[memory_id].lanes
         else:
             assert set(f.lanes) == {lane}  # only that lane had found it
+
+
+# --- relative score fusion ---------------------------------------------------------------------
+
+
+def test_rsf_known_values_with_the_seed_weighting() -> None:
+    fused = rsf(
+        {
+            "sem": [("a", 0.9), ("b", 0.5), ("c", 0.1)],
+            "kw": [("b", 12.0), ("c", 2.0)],
+            "tag": [("c", 1.0)],
+        },
+        confidence={"a": 0.7, "b": 0.7, "c": 1.0},
+    )
+    factor = 0.5 + 0.5 * 0.7
+    scores = {f.id: f.score for f in fused}
+    assert scores["a"] == pytest.approx(0.6 * 1.0 * factor)  # sem best: normalised 1
+    assert scores["b"] == pytest.approx((0.6 * 0.5 + 0.4 * 1.0) * factor)
+    assert scores["c"] == pytest.approx(0.0 + 0.0 + 0.05)  # worst in both lanes, tag boost
+    assert [f.id for f in fused] == ["b", "a", "c"]
+    b = fused[0]
+    assert b.lanes["kw"].rank == 1 and b.lanes["kw"].raw == 12.0
+    assert b.lanes["kw"].contribution == pytest.approx(0.4 * factor)
+    assert fused[2].lanes["tag"].contribution == pytest.approx(0.05)
+
+
+def test_rsf_single_score_lists_and_missing_confidence() -> None:
+    fused = rsf({"sem": [("a", 0.3)], "kw": [("b", 5.0), ("b", 9.0)]})
+    assert {f.id: f.score for f in fused} == {"a": pytest.approx(0.6), "b": pytest.approx(0.4)}
+    assert rsf({"sem": []}) == []
+
+
+def test_rsf_weights_and_boosts_are_parameters() -> None:
+    fused = rsf({"x": [("a", 2.0), ("b", 1.0)], "y": [("b", 1.0)]}, weights={"x": 2.0},
+                boosts={"y": 0.5})  # fmt: skip
+    assert {f.id: f.score for f in fused} == {"a": pytest.approx(2.0), "b": pytest.approx(0.5)}
+
+
+confidences = st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 1))
+
+
+@given(lanes, confidences)
+def test_rsf_invariants(rankings, confidence) -> None:
+    fused = rsf(rankings, confidence=confidence)
+    ids = {i for ranking in rankings.values() for i, _ in ranking}
+    assert {f.id for f in fused} == ids
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True)
+    for f in fused:
+        assert f.score == pytest.approx(sum(h.contribution for h in f.lanes.values()))
+        assert 0 <= f.score <= 0.6 + 0.4 + 0.05 + 1e-9
+
+
+@given(lanes, confidences, st.sampled_from(["sem", "kw", "tag"]))
+def test_rsf_ablating_a_lane_leaves_the_other_lanes_shares(rankings, confidence, lane) -> None:
+    full = {f.id: f for f in rsf(rankings, confidence=confidence)}
+    ablated = rsf({k: v for k, v in rankings.items() if k != lane}, confidence=confidence)
+    for f in ablated:
+        for name, hit in f.lanes.items():
+            assert hit.contribution == pytest.approx(full[f.id].lanes[name].contribution)

@@ -162,3 +162,22 @@ def test_results_are_always_in_scope_live_and_best(entries, scope, k, capacity) 
         assert score == pytest.approx(expected[mid], abs=1e-5)
     best = sorted(expected.values(), reverse=True)[: len(hits)]
     assert scores == pytest.approx(best, abs=1e-5)
+
+
+def test_search_other_realms_skips_the_home_realm_and_keeps_the_other_axes() -> None:
+    index = VectorIndex(3)
+    rows = {
+        "home": ("work", "ann", ""),
+        "near": ("ops", "ann", ""),
+        "far": ("misc", "ann", "slack"),
+        "bob": ("ops", "bob", ""),
+        "gone": ("ops", "ann", ""),
+    }
+    vectors = np.stack([X, angled(10), angled(60), angled(5), angled(1)])
+    index.add(list(rows), vectors, list(rows.values()))
+    index.set_alive("gone", False)
+    assert ids(index.search_other_realms(X, Scope("work"), 10)) == ["bob", "near", "far"]
+    assert ids(index.search_other_realms(X, Scope("work", agent_id="ann"), 10)) == ["near", "far"]
+    assert ids(index.search_other_realms(X, Scope("work", channel="slack"), 10)) == ["far"]
+    assert ids(index.search_other_realms(X, Scope("nowhere"), 1)) == ["home"]  # all realms
+    assert index.search_other_realms(X, Scope("work", agent_id="zed"), 10) == []

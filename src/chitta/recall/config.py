@@ -10,13 +10,20 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from chitta.errors import BadArgument
-from chitta.recall.fusion import RRF_K
+from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_WEIGHTS
 
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
 KNOWN_LANES = frozenset(
     {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr"}
 )
+#: Fusion modes: reciprocal-rank (default) and relative score fusion (recall/fusion.py).
+FUSIONS = ("rrf", "rsf")
+#: The weight ``cross_realm=True`` gives the ``xr`` lane (recall/lanes/xr.py says why).
+XR_WEIGHT = 0.5
+#: Under ``rsf``, a lane without a seed weight weighs this times its preset weight, so a
+#: weight-1 lane counts as much as BM25 (0.4).
+RSF_OTHER_LANE = 0.4
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +39,16 @@ class RecallConfig:
     #: Words in more than this fraction of the realm's memories are left out of the keyword
     #: terms and the embedded text (recall/query.py); None keeps every word.
     common_fraction: float | None = 0.1
+    #: How the lanes' rankings are fused: "rrf" or "rsf".
+    fusion: str = "rrf"
+    #: Whether the keyed correction lookup (``corr``) runs beside the lanes; never fused.
+    corrections: bool = True
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSIONS:
+            raise BadArgument(
+                f"unknown fusion {self.fusion!r}; choose one of: {', '.join(FUSIONS)}"
+            )
 
     def depth(self, limit: int) -> int:
         return max(self.min_depth, limit * self.depth_factor)
@@ -40,7 +57,23 @@ class RecallConfig:
         """This config with ``lanes`` switched off (ablation)."""
         check_lanes(lanes)
         kept = {k: v for k, v in self.lane_weights.items() if k not in lanes}
-        return replace(self, lane_weights=MappingProxyType(kept))
+        corrections = self.corrections and "corr" not in lanes
+        return replace(self, lane_weights=MappingProxyType(kept), corrections=corrections)
+
+    def with_lane(self, lane: str, weight: float) -> RecallConfig:
+        """This config with ``lane`` switched on at ``weight`` (kept if already on)."""
+        check_lanes([lane], "lanes")
+        if lane in self.lane_weights:
+            return self
+        return replace(self, lane_weights=MappingProxyType({**self.lane_weights, lane: weight}))
+
+    def rsf_weights(self) -> dict[str, float]:
+        """Each running lane's weight under ``rsf``: seed 001's where it gives one."""
+        return {
+            lane: RSF_WEIGHTS.get(lane, RSF_OTHER_LANE * weight)
+            for lane, weight in self.lane_weights.items()
+            if lane not in RSF_BOOSTS
+        }
 
 
 def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
@@ -66,6 +99,11 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
+        # Every lane built: hdc, xr and graph at half weight (docs/benchmarks.md has the
+        # figures), ctx and common as in hybrid.
+        "field": _preset(
+            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, xr=XR_WEIGHT, graph=0.5, ctx=0.5, common=0.3
+        ),  # fmt: skip
     }
 )
 

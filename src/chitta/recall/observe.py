@@ -15,9 +15,13 @@ def profile_line(result: RecallResult) -> str:
 
 
 def admit_lines(result: RecallResult) -> list[str]:
-    """``CHITTA_ADMIT_DEBUG``: one line per fused candidate with its lanes and outcome."""
+    """``CHITTA_ADMIT_DEBUG``: one line per fused candidate with its lanes and outcome, and
+    one per correction the keyed lookup returned."""
     lines = []
     for d in result.decisions:
         lanes = ",".join(f"{n}#{h.rank}:{h.raw:.4g}" for n, h in d.lanes.items())
         lines.append(f"chitta admit: {d.id} score={d.score:.5f} lanes={lanes} {d.outcome}")
+    for c in result.corrections:
+        # The count of matched keys, not the keys: they are words of the stored text.
+        lines.append(f"chitta admit: {c.memory.id} corr keys={len(c.keys)} correction")
     return lines

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
 from chitta.recall.config import MAX_LIMIT, RecallConfig
-from chitta.recall.fusion import LaneHit, rrf
-from chitta.recall.lanes import LANES, Lane, LaneContext
+from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
+from chitta.recall.lanes import LANES, NEEDS_VECTOR, Lane, LaneContext
+from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.session import SessionView
 from chitta.store.records import Memory, Scope
@@ -54,6 +55,8 @@ class RecallResult:
     timing_ms: dict[str, float]
     decisions: tuple[Decision, ...] = ()
     plan: QueryPlan | None = None  # which query words the lanes were given
+    #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
+    corrections: tuple[CorrectionMatch, ...] = ()
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -94,7 +97,7 @@ def recall(
     )
     timing["plan"] = _ms_since(start)
     vector = None
-    if any(lane.name == "sem" for lane in lanes):
+    if any(lane.name in NEEDS_VECTOR for lane in lanes):
         t = time.perf_counter()
         vector = embedder.embed([plan.embed_text]).vectors[0]
         timing["embed"] = _ms_since(t)
@@ -107,11 +110,11 @@ def recall(
     derived = [lane for lane in lanes if lane.derived]
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
-        first = rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
+        first = _fuse(config, rankings, ctx)
         seeded = ctx.with_seeds([f.id for f in first[: ctx.depth]])
         rankings |= _run_lanes(derived, seeded, timing)
     t = time.perf_counter()
-    fused = rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
+    fused = _fuse(config, rankings, ctx)
     timing["fuse"] = _ms_since(t)
     hits: list[Hit] = []
     decisions: list[Decision] = []
@@ -133,6 +136,11 @@ def recall(
         if len(hits) >= limit:
             break
     decisions.extend(Decision(f.id, f.score, f.lanes, "cut") for f in fused[len(decisions) :])
+    corrections: tuple[CorrectionMatch, ...] = ()
+    if config.corrections:
+        t = time.perf_counter()
+        corrections = lookup_corrections(store, query, scope)
+        timing["corr"] = _ms_since(t)
     timing["total"] = _ms_since(start)
     return RecallResult(
         query=query,
@@ -144,6 +152,7 @@ def recall(
         timing_ms=timing,
         decisions=tuple(decisions),
         plan=plan,
+        corrections=corrections,
     )
 
 
@@ -156,6 +165,16 @@ def _run_lanes(
         rankings[lane.name] = lane.run(ctx)
         timing[lane.name] = _ms_since(t)
     return rankings
+
+
+def _fuse(config: RecallConfig, rankings: dict, ctx: LaneContext) -> list[Fused]:
+    """The lanes' rankings fused by the config's mode (rsf reads the candidates' confidence)."""
+    if config.fusion == "rsf":
+        ids = list(dict.fromkeys(mid for ranking in rankings.values() for mid, _ in ranking))
+        confidence = {mid: m.confidence.mu for mid, m in ctx.memories(ids).items()}
+        return rsf(rankings, weights=config.rsf_weights(), boosts=RSF_BOOSTS,
+                   confidence=confidence)  # fmt: skip
+    return rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
 
 
 def _ms_since(t: float) -> float:

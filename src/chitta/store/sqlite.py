@@ -30,11 +30,13 @@ from chitta.errors import (
 )
 from chitta.store import migrations
 from chitta.store.confidence import Confidence
+from chitta.store.corrections import CorrectionIndex
 from chitta.store.entities import normalise
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.lock import InstanceLock
 from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.sparse import SparseIndex, coder_for
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
 
@@ -117,6 +119,8 @@ class Store:
         self._vectors: VectorIndex | None = None
         self._terms: TermStats | None = None
         self._links: LinkIndex | None = None
+        self._sparse: SparseIndex | None = None  # the hdc lane's codes, kept like _vectors
+        self._corrections: CorrectionIndex | None = None
         try:
             self._conn = self._connect()
         except BaseException:
@@ -195,7 +199,7 @@ class Store:
         stored = self.model_identity()
         if stored is None:
             self.set_meta("model", json.dumps(identity.as_dict()))
-            self._vectors = None  # an index built before now has no dimension
+            self._vectors = self._sparse = None  # an index built before now has no dimension
         elif stored != identity:
             raise ModelMismatch(
                 f"store {self.path} was embedded with {stored.describe()}, but the configured "
@@ -216,7 +220,7 @@ class Store:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (json.dumps(identity.as_dict()),),
             )
-        self._vectors = None
+        self._vectors = self._sparse = None
 
     # --- memories ------------------------------------------------------------------------------
 
@@ -251,6 +255,10 @@ class Store:
                     np.stack([v for _, v in with_vec]),
                     [(m.realm, m.agent_id, m.channel) for m, _ in with_vec],
                 )
+        if self._sparse is not None:
+            self._sparse.add_live([(m, v) for m, v in items if m.deleted_at is None])
+        if self._corrections is not None:
+            self._corrections.insert([m for m, _ in items])
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM memories WHERE id = ?", (memory_id,)))
@@ -286,8 +294,11 @@ class Store:
             )
             if cur.rowcount == 0:
                 raise MemoryNotFound(f"memory {memory.id} does not exist")
+        if self._corrections is not None:
+            self._corrections.put(memory)
 
     def update_many(self, memories: Iterable[Memory]) -> int:
+        memories = list(memories)  # read twice: the update, then the correction index
         with self.transaction() as conn:
             count = 0
             for memory in memories:
@@ -297,7 +308,10 @@ class Store:
                     (*_memory_row(memory), memory.id),
                 )
                 count += 1
-            return count
+        if self._corrections is not None:
+            for memory in memories:
+                self._corrections.put(memory)
+        return count
 
     def _recount_if_changed(self, memory: Memory) -> None:
         """Keep the word counts and entity links right when an update changes a memory's
@@ -337,6 +351,10 @@ class Store:
                 self._vectors.add([memory_id], vector[None, :], [scope])
             else:
                 self._vectors.set_alive(memory_id, False)
+        if self._sparse is not None:
+            self._sparse.set_alive(memory_id, False)
+            if deleted_at is None:  # re-posted: it may have been forgotten when built
+                self._sparse.add_live([(updated, self.vectors_for([memory_id]).get(memory_id))])
         return updated
 
     def purge(self, memory_id: str) -> None:
@@ -359,6 +377,9 @@ class Store:
             self._vectors.set_alive(memory_id, False)
         if self._links is not None:
             self._links.remove(memory_id)
+        if self._sparse is not None:
+            self._sparse.set_alive(memory_id, False)
+        self._corrections = None  # purging may un-supersede a correction: rebuild on next use
 
     def iter_memories(
         self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
@@ -466,6 +487,39 @@ class Store:
                 links.add_many(self.iter_memories())
                 self._links = links
             return self._links
+
+    def sparse_index(self) -> SparseIndex:
+        """The hdc lane's posting index of live memories' sparse codes, built on first use."""
+        with self._mutex:
+            if self._sparse is None:
+                identity = self.model_identity()
+                index = SparseIndex(coder_for(identity.dim if identity else 0))
+                rows = self._conn.execute(
+                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+                ).fetchall()
+                if rows:
+                    index.add(
+                        [r[0] for r in rows],
+                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+                        [(r[1], r[2], r[3]) for r in rows],
+                    )
+                self._sparse = index
+            return self._sparse
+
+    def corrections(self) -> CorrectionIndex:
+        """The keyed index of current corrections (the ``corr`` lookup), built on first use."""
+        with self._mutex:
+            if self._corrections is None:
+                index = CorrectionIndex()
+                rows = self._conn.execute(
+                    f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE kind = ? "
+                    "AND deleted_at IS NULL AND superseded_by IS NULL",
+                    (Kind.CORRECTION.value,),
+                ).fetchall()
+                index.insert([_memory_from_row(r) for r in rows])
+                self._corrections = index
+            return self._corrections
 
     def keyword_search(self, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
         """FTS5 ``bm25()`` over ``scope``: (memory id, score), best first; higher is better.
@@ -639,7 +693,7 @@ class Store:
             with self._mutex:
                 src.backup(self._conn)
                 migrations.migrate(self._conn)
-                self._vectors = None
+                self._vectors = self._sparse = self._corrections = None
                 self._terms = None
                 self._links = None
         finally:

@@ -52,6 +52,11 @@ class TermStats:
                     del counts[word]
             self._size[realm] += sign
 
+    def realms(self) -> list[str]:
+        """The realms that have live memories."""
+        with self._lock:
+            return [realm for realm, n in self._size.items() if n > 0]
+
     def size(self, realm: str) -> int:
         return self._size[realm]
 

@@ -103,3 +103,22 @@ class VectorIndex:
             top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
             top = top[np.argsort(-sims[top], kind="stable")]
             return [(self._ids[rows[i]], float(sims[i])) for i in top]
+
+    def search_other_realms(
+        self, query: np.ndarray, scope: Scope, k: int
+    ) -> list[tuple[str, float]]:
+        """The ``k`` nearest live vectors in every realm but ``scope``'s, under its agent and
+        channel (the ``xr`` lane): one product over the matrix, however many realms."""
+        with self._lock:
+            n = len(self._ids)
+            mask = self._alive[:n] & (self._realm[:n] != self._codes.get(scope.realm, 0))
+            for axis, value in ((self._agent, scope.agent_id), (self._channel, scope.channel)):
+                if value is not None:
+                    mask &= axis[:n] == self._codes.get(value, -1)
+            rows = np.flatnonzero(mask)
+            if rows.size == 0 or k <= 0:
+                return []
+            sims = (self._matrix[:n] @ query.astype(np.float32))[rows]
+            top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
+            top = top[np.argsort(-sims[top], kind="stable")]
+            return [(self._ids[rows[i]], float(sims[i])) for i in top]

@@ -79,12 +79,19 @@ def _lines(realm: str, conversation: Conversation) -> list[str]:
 class ChittaSystem:
     """chitta's own recall under one strategy (and optional lane ablations)."""
 
-    def __init__(self, store: ChittaStore, strategy: str, ablate: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        store: ChittaStore,
+        strategy: str,
+        ablate: Sequence[str] = (),
+        fusion: str | None = None,
+    ) -> None:
         self.store = store
         self.strategy = strategy
         self.ablate = tuple(ablate)
+        self.fusion = fusion
         suffix = f"-{'-'.join(self.ablate)}" if self.ablate else ""
-        self.name = f"chitta:{strategy}{suffix}"
+        self.name = f"chitta:{strategy}{suffix}" + (f"+{fusion}" if fusion else "")
 
     def setup(self) -> None:
         self.store.open()
@@ -99,7 +106,12 @@ class ChittaSystem:
 
     def search(self, realm: str, query: str, k: int) -> list[str]:
         result = self.store.open().recall(
-            query, realm=realm, limit=k, strategy=self.strategy, ablate=self.ablate
+            query,
+            realm=realm,
+            limit=k,
+            strategy=self.strategy,
+            ablate=self.ablate,
+            fusion=self.fusion,
         )
         return [self.store.turn_of[h.memory.id] for h in result.hits]
 

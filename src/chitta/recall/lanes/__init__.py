@@ -2,7 +2,8 @@
 
 A lane is any object with a ``name`` and a ``run(ctx) -> list[(memory id, raw score)]``.
 :data:`LANES` maps the short names of DESIGN.md §4 to the lanes built so far; a new lane
-plugs in by adding itself here and a weight in the recall presets.
+plugs in by adding itself here and a weight in the recall presets. The correction lookup
+(``corr``, lanes/corr.py) is not among them: it is keyed, not ranked, and never fused.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from chitta.recall.lanes.base import Lane, LaneContext
 from chitta.recall.lanes.common import CommonWordLane
 from chitta.recall.lanes.ctx import ContextLane
 from chitta.recall.lanes.graph import GraphLane
+from chitta.recall.lanes.hdc import HdcLane
 from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
 from chitta.recall.lanes.tag import TagLane
+from chitta.recall.lanes.xr import CrossRealmLane
 
 LANES: dict[str, Lane] = {
     lane.name: lane
@@ -21,10 +24,14 @@ LANES: dict[str, Lane] = {
         SemanticLane(),
         KeywordLane(),
         TagLane(),
+        HdcLane(),
+        CrossRealmLane(),
         GraphLane(),
         ContextLane(),
         CommonWordLane(),
     )
 }
+#: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
+NEEDS_VECTOR = frozenset({"sem", "hdc", "xr"})
 
-__all__ = ["LANES", "Lane", "LaneContext"]
+__all__ = ["LANES", "NEEDS_VECTOR", "Lane", "LaneContext"]
