@@ -170,7 +170,7 @@ def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
     assert [(c["id"], c["keys"]) for c in data["corrections"]] == [(fix, ["wal"])]
     no_hdc = json.loads(run("recall", "WAL log", "--realm", "demo", "--cross-realm",
                             "--disable-hdc", "--json").stdout)  # fmt: skip
-    assert no_hdc["lanes_run"] == ["sem", "kw", "tag", "xr"]
+    assert no_hdc["lanes_run"] == ["sem", "kw", "tag", "ctx", "common", "xr"]
     human = run("recall", "WAL log", "--realm", "demo", "--cross-realm", COLUMNS="200").stdout
     assert mid in human and "xr@b#1" in human and f"correction {fix} (key wal)" in human
     env = run("recall", "WAL log", "--realm", "demo", "--strategy", "field", "--json",
