@@ -130,7 +130,7 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
 @click.option("--limit", "-n", type=int, default=10, show_default=True)
 @click.option("--strategy", "-s", default="hybrid", show_default=True,
               help="hybrid, semantic or keyword.")  # fmt: skip
-@click.option("--ablate", help="Comma-separated lanes to switch off, e.g. kw.")
+@click.option("--ablate", help="Lanes or stages (scoring, inhibition) to switch off, e.g. kw.")
 @click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
 @JSON_OPT
 @click.pass_context

@@ -14,6 +14,7 @@ import pytest
 from chitta.embed.base import ModelIdentity
 from chitta.errors import StoreCorrupt
 from chitta.store import migrations
+from chitta.store.access import AccessRecord
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
@@ -66,8 +67,27 @@ def seed_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+OLD_EPISODE = Episode(new_id(1), "old", "v2 sync", 1, 2, Source(session="s-2"), 3)
+OLD_TRIPLET = Triplet(new_id(2), "old", "db", "port", "5433", 1.0, 1, None, None, 2)
+
+
+def seed_v2(conn: sqlite3.Connection) -> None:
+    """What a version-2 chitta added: an episode and a triplet (in realm 'old')."""
+    e, t = OLD_EPISODE, OLD_TRIPLET
+    conn.execute(
+        "INSERT INTO episodes VALUES (?,?,?,?,?,?,?)",
+        (e.id, e.realm, e.title, e.started_at, e.ended_at, json.dumps(e.source.as_dict()),
+         e.created_at),
+    )  # fmt: skip
+    conn.execute(
+        "INSERT INTO triplets VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
+         t.invalidated_at, t.source_memory, t.created_at),
+    )  # fmt: skip
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
-SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1}
+SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1, 2: seed_v2}
 
 
 def build_at(path: Path, version: int) -> None:
@@ -123,6 +143,9 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             ]
             hits = s.vector_index().search(VECTOR, Scope("work"), 5)
             assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
+        if version >= 2:
+            assert s.episodes("old") == [OLD_EPISODE]
+            assert s.triplets("old") == [OLD_TRIPLET]
         # The newer tables and columns work.
         episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
         s.add_episodes([episode])
@@ -198,3 +221,25 @@ def test_meta_without_schema_version_is_not_a_store(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreCorrupt, match="schema_version"):
         Store(path)
+
+
+def test_v2_store_gains_access_history_and_co_access(tmp_path: Path) -> None:
+    """Migration 3 on a version-2 file: the old counts carry on, the new tables work."""
+    path = tmp_path / "v2.db"
+    build_at(path, 2)
+    with Store(path) as s:
+        assert s.meta("schema_version") == "3"
+        other = replace(OLD_MEMORY, id=new_id(1_690_000_000_001), content="another memory")
+        s.insert([(other, None)])
+        ids = sorted({OLD_MEMORY.id, other.id})
+        s.record_access(AccessRecord(tuple(ids), 1_700_000_000_000, tuple(ids), 0.03))
+        assert s.flush_access() == 1
+        history = s.access_history([OLD_MEMORY.id])[OLD_MEMORY.id]
+        assert history.times == (1_700_000_000_000,)
+        assert history.count == OLD_MEMORY.access_count + 1
+        assert s.co_access(ids) == {(ids[0], ids[1]): pytest.approx(0.03)}
+        s.add_replication(OLD_MEMORY.id, "s-9", 1)
+        assert s.replication_sessions([OLD_MEMORY.id]) == {OLD_MEMORY.id: {"s-9"}}
+    with Store(path) as s:
+        m = s.get(OLD_MEMORY.id)
+        assert (m.access_count, m.last_accessed) == (5, 1_700_000_000_000)

@@ -15,6 +15,8 @@ from chitta.recall.fusion import RRF_K
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
 KNOWN_LANES = frozenset({"sem", "kw", "tag", "graph", "ctx", "hdc", "code", "cue", "xr", "corr"})
+#: Stages after fusion that ablation can switch off too (docs/recall.md).
+KNOWN_STAGES = frozenset({"scoring", "inhibition"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,23 +32,38 @@ class RecallConfig:
     #: Words in more than this fraction of the realm's memories are left out of the keyword
     #: terms and the embedded text (recall/query.py); None keeps every word.
     common_fraction: float | None = 0.1
+    #: The scoring stage (bounded factors, recall/scoring.py) and lateral inhibition
+    #: (recall/inhibition.py); both work on the best ``pool_factor × limit`` fused candidates.
+    scoring: bool = True
+    inhibition: bool = True
+    pool_factor: int = 4
 
     def depth(self, limit: int) -> int:
         return max(self.min_depth, limit * self.depth_factor)
 
-    def without(self, lanes: set[str]) -> RecallConfig:
-        """This config with ``lanes`` switched off (ablation)."""
-        check_lanes(lanes)
-        kept = {k: v for k, v in self.lane_weights.items() if k not in lanes}
-        return replace(self, lane_weights=MappingProxyType(kept))
+    def pool(self, limit: int) -> int:
+        """How many admissible fused candidates the post-fusion stages reorder."""
+        return limit * self.pool_factor if self.scoring or self.inhibition else limit
+
+    def without(self, names: set[str]) -> RecallConfig:
+        """This config with lanes or stages (``scoring``, ``inhibition``) switched off."""
+        check_lanes(names)
+        kept = {k: v for k, v in self.lane_weights.items() if k not in names}
+        return replace(
+            self,
+            lane_weights=MappingProxyType(kept),
+            scoring=self.scoring and "scoring" not in names,
+            inhibition=self.inhibition and "inhibition" not in names,
+        )
 
 
 def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
-    """Refuse lane names that are not lanes, naming the valid ones."""
-    unknown = sorted(set(lanes) - KNOWN_LANES)
+    """Refuse names that are neither lanes nor stages, naming the valid ones."""
+    unknown = sorted(set(lanes) - KNOWN_LANES - KNOWN_STAGES)
     if unknown:
         raise BadArgument(
             f"unknown lane {unknown[0]!r} in {where}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
+            f"; stages are: {', '.join(sorted(KNOWN_STAGES))}"
         )
 
 

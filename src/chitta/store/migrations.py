@@ -91,8 +91,34 @@ CREATE INDEX triplets_subject ON triplets (realm, subject);
 CREATE INDEX triplets_object ON triplets (realm, object);
 """
 
+# Access history (ACT-R), co-access weights (Hebbian) and replications (distinct sessions that
+# stored the same memory); see docs/recall.md. Only the last 32 accesses of a memory are kept:
+# older ones enter the ACT-R activation through access_count (Petrov's approximation).
+V3 = """
+CREATE TABLE access_log (
+    memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    at        INTEGER NOT NULL
+);
+CREATE INDEX access_log_memory ON access_log (memory_id, at);
+CREATE TABLE co_access (
+    a          TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    b          TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    weight     REAL NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (a, b),
+    CHECK (a < b)
+) WITHOUT ROWID;
+CREATE INDEX co_access_b ON co_access (b);
+CREATE TABLE replications (
+    memory_id  TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    session    TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, session)
+) WITHOUT ROWID;
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
 LATEST = len(MIGRATIONS)
 
 
