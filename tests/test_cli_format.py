@@ -45,4 +45,8 @@ def test_recall_json_names_lanes_and_shares(chitta: Chitta) -> None:
     hit = data["hits"][0]
     assert hit["rank"] == 1 and set(hit["lanes"]) == {"sem", "kw"}
     assert abs(hit["score"] - sum(x["contribution"] for x in hit["lanes"].values())) < 1e-5
+    # The final score (after scoring and inhibition) sits beside the fused one, with its factors.
+    assert hit["factors"]["kind"] == 1.05  # an insight
+    product = hit["factors"]["product"] * hit["factors"]["inhibition"]
+    assert abs(hit["final"] - hit["score"] * product) < 1e-5
     assert data["scope"] == {"realm": "demo", "agent_id": None, "channel": None}

@@ -22,8 +22,11 @@ from chitta.errors import BadArgument
 from chitta.recall.config import XR_WEIGHT, preset
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
+from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
 from chitta.store import migrations
+from chitta.store.access import AccessRecord
 from chitta.store.confidence import (
     INITIAL_STRENGTH,
     Confidence,
@@ -77,11 +80,13 @@ class Chitta:
         *,
         clock: Callable[[], int] = now_ms,
         switches: RecallSwitches | None = None,
+        scoring: ScoringConfig = DEFAULT_SCORING,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.clock = clock
         self.switches = switches or RecallSwitches()
+        self.scoring = scoring
         self.opened_at = clock()
         self.sessions = SessionLog()
 
@@ -94,7 +99,11 @@ class Chitta:
         check_model: bool = True,
         embedder: Embedder | None = None,
     ) -> Chitta:
-        """Open the configured store; refuse it if its vectors come from another model."""
+        """Open the configured store; refuse it if its vectors come from another model.
+
+        The scoring settings come from ``scoring.json`` in the data directory, if there is one.
+        """
+        scoring = load_scoring(settings.home, settings.recall.replication_max)
         embedder = embedder if embedder is not None else build_embedder(settings.embed)
         store = Store(settings.store_path, create=create)
         try:
@@ -103,9 +112,10 @@ class Chitta:
         except BaseException:
             store.close()
             raise
-        return cls(store, embedder, switches=settings.recall)
+        return cls(store, embedder, switches=settings.recall, scoring=scoring)
 
     def close(self) -> None:
+        """Close the store, writing the buffered access history first."""
         self.store.close()
 
     def __enter__(self) -> Chitta:
@@ -159,7 +169,7 @@ class Chitta:
         if supersedes is None:
             dup = self.store.vector_index().search(vector, scope, 1)
             if dup and dup[0][1] >= DEDUP_COSINE:
-                return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags)
+                return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
         now = self.clock()
         tau = DECAY_RATE[the_kind]
         conf = (
@@ -187,8 +197,14 @@ class Chitta:
         self.store.insert([(memory, vector)])
         return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
 
-    def _reinforce_duplicate(self, memory_id: str, similarity: float, tags: tuple) -> Remembered:
+    def _reinforce_duplicate(
+        self, memory_id: str, similarity: float, tags: tuple, source: Source | None
+    ) -> Remembered:
         old = self.store.get(memory_id)
+        session = source.session if source else None
+        if session and session != old.source.session:
+            # Another session stored it again: evidence for the replication factor.
+            self.store.add_replication(memory_id, session, self.clock())
         merged = tuple(dict.fromkeys(old.tags + tags))[:MAX_TAGS]
         updated = replace(
             old,
@@ -326,6 +342,7 @@ class Chitta:
         view = None
         if name is not None:
             view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
+        now = self.clock()
         result = recall(
             self.store,
             self.embedder,
@@ -335,7 +352,10 @@ class Chitta:
             config=config,
             include_superseded=include_superseded,
             session=view,
+            scoring=self.scoring,
+            now_ms=now,
         )
+        self._record_access(result, now)
         if name is not None:
             terms = result.plan.terms if result.plan else ()
             self.sessions.note(name, [h.memory.id for h in result.hits], terms)
@@ -344,6 +364,13 @@ class Chitta:
         if self.switches.admit_debug:
             print("\n".join(admit_lines(result)), file=sys.stderr)
         return result
+
+    def _record_access(self, result: RecallResult, now: int) -> None:
+        """Buffer the hits' access (ACT-R) and their co-access (Hebbian); written in batches."""
+        ids = tuple(h.memory.id for h in result.hits)
+        if ids:
+            top = ids[: self.scoring.hebbian_top]
+            self.store.record_access(AccessRecord(ids, now, top, self.scoring.hebbian_step))
 
     # --- maintenance ---------------------------------------------------------------------------
 

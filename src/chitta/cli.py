@@ -22,7 +22,7 @@ from chitta.cli_bench import bench
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError
-from chitta.recall.config import FUSIONS, KNOWN_LANES, PRESETS
+from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES, PRESETS
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 SCOPE_HELP = "Realm (project) the memory belongs to."
@@ -132,7 +132,9 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
 @click.option("--strategy", "-s", default="hybrid", show_default=True,
               help=f"One of: {', '.join(PRESETS)} (field runs every lane).")  # fmt: skip
 @click.option(
-    "--ablate", help=f"Comma-separated lanes to switch off: {', '.join(sorted(KNOWN_LANES))}."
+    "--ablate",
+    help=f"Comma-separated lanes or stages to switch off: {', '.join(sorted(KNOWN_LANES))}; "
+    f"{', '.join(sorted(KNOWN_STAGES))}.",
 )
 @click.option("--fusion", help=f"Fusion mode: {' or '.join(FUSIONS)} (default: the strategy's).")
 @click.option("--cross-realm", is_flag=True, help="Also search the other realms (lane xr).")

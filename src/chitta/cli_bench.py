@@ -51,7 +51,7 @@ def _fail(exc: ChittaError) -> None:
     show_default=True,
     help="chitta strategies, comma-separated (each is a system: chitta:<strategy>).",
 )
-@click.option("--ablate", help="Lanes to switch off in chitta, comma-separated.")
+@click.option("--ablate", help="Lanes or stages (scoring, inhibition) to switch off in chitta.")
 @click.option("--fusion", help="chitta's fusion mode, rrf or rsf (default: the strategy's).")
 @click.option(
     "--ablation-matrix",

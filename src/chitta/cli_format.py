@@ -27,7 +27,9 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         hits.append(
             {
                 "rank": rank,
-                "score": round(hit.score, 6),
+                "score": round(hit.score, 6),  # fused: the sum of the lanes' contributions
+                "final": None if hit.final is None else round(hit.final, 6),
+                "factors": {name: round(v, 4) for name, v in hit.factors.items()},
                 "reason": hit.reason,
                 "lanes": {
                     name: {
@@ -91,7 +93,8 @@ def print_hits(result: RecallResult) -> None:
     for rank, hit in enumerate(result.hits, start=1):
         m = hit.memory
         text = m.content if len(m.content) <= 200 else m.content[:199] + "…"
-        table.add_row(str(rank), f"{hit.score:.4f}", _lanes_text(hit), m.kind.value, m.id, text)
+        final = hit.score if hit.final is None else hit.final
+        table.add_row(str(rank), f"{final:.4f}", _lanes_text(hit), m.kind.value, m.id, text)
     console.print(table)
     dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(result.dropped.items()))
     console.print(

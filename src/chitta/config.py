@@ -71,6 +71,8 @@ class RecallSwitches:
     ablate_lanes: tuple[str, ...] = ()  # CHITTA_ABLATE_LANES: lanes off for this process
     profile: bool = False  # CHITTA_RECALL_PROFILE=1: phase timers to stderr
     admit_debug: bool = False  # CHITTA_ADMIT_DEBUG=1: one line per candidate to stderr
+    #: CHITTA_REPLICATION_MAX: overrides scoring.json's replication cap (0 = off).
+    replication_max: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +129,20 @@ def _flag(environ: Mapping[str, str], name: str) -> bool:
 def _recall_switches(environ: Mapping[str, str]) -> RecallSwitches:
     # Imported here: config is the bottom layer, and only this reader needs the lane names.
     from chitta.recall.config import check_lanes
+    from chitta.recall.scoring_config import replication_cap
 
     raw = _env(environ, "ABLATE_LANES") or ""
     lanes = tuple(x.strip() for x in raw.split(",") if x.strip())
     check_lanes(lanes, f"{PREFIX}ABLATE_LANES")
+    replication = None
+    if _env(environ, "REPLICATION_MAX") is not None:
+        value = _float(environ, "REPLICATION_MAX", 0.0)
+        replication = replication_cap(value, f"{PREFIX}REPLICATION_MAX")
     return RecallSwitches(
         ablate_lanes=lanes,
         profile=_flag(environ, "RECALL_PROFILE"),
         admit_debug=_flag(environ, "ADMIT_DEBUG"),
+        replication_max=replication,
     )
 
 

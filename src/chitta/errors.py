@@ -53,6 +53,12 @@ class BadArgument(InputError):
     code = "bad_argument"
 
 
+class BadConfig(InputError):
+    """A settings file (e.g. ``scoring.json``) is malformed; the message names the key."""
+
+    code = "bad_config"
+
+
 class ImportFormatError(InputError):
     """A whole import file is unusable (single bad lines are reported, not raised)."""
 

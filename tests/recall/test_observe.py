@@ -49,6 +49,7 @@ def test_profile_and_admit_debug_write_figures_not_text(stocked: Chitta, capsys)
     admits = [line for line in err if line.startswith("chitta admit:")]
     assert len(admits) == len(result.decisions) == 3
     assert admits[0].endswith("admitted") and result.hits[0].memory.id in admits[0]
+    assert " final=" in admits[0] and " factors=kind:1.050," in admits[0]
     printed = "\n".join(err)
     for word in ("SQLite", "crash", "deploy", "Alice", "tabs"):  # from the stored texts
         assert word not in printed

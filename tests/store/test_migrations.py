@@ -14,6 +14,7 @@ import pytest
 from chitta.embed.base import ModelIdentity
 from chitta.errors import StoreCorrupt
 from chitta.store import migrations
+from chitta.store.access import AccessRecord
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
@@ -66,21 +67,35 @@ def seed_v1(conn: sqlite3.Connection) -> None:
     )
 
 
-OLD_EPISODE = Episode(new_id(1_690_000_000_000), "archive", "standup", 1, 2, Source(), 3)
+OLD_EPISODE = Episode(new_id(1), "old", "v2 sync", 1, 2, Source(session="s-2"), 3)
+OLD_TRIPLET = Triplet(new_id(2), "old", "db", "port", "5433", 1.0, 1, None, None, 2)
 
 
 def seed_v2(conn: sqlite3.Connection) -> None:
-    """What a version-2 chitta added: an episode (in another realm, so it stays apart)."""
-    e = OLD_EPISODE
+    """What a version-2 chitta added: an episode and a triplet (in realm 'old')."""
+    e, t = OLD_EPISODE, OLD_TRIPLET
     conn.execute(
-        "INSERT INTO episodes (id, realm, title, started_at, ended_at, source, created_at) "
-        "VALUES (?,?,?,?,?,?,?)",
-        (e.id, e.realm, e.title, e.started_at, e.ended_at, "{}", e.created_at),
-    )
+        "INSERT INTO episodes VALUES (?,?,?,?,?,?,?)",
+        (e.id, e.realm, e.title, e.started_at, e.ended_at, json.dumps(e.source.as_dict()),
+         e.created_at),
+    )  # fmt: skip
+    conn.execute(
+        "INSERT INTO triplets VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
+         t.invalidated_at, t.source_memory, t.created_at),
+    )  # fmt: skip
+
+
+OLD_ACCESS = 1_690_000_400_000
+
+
+def seed_v3(conn: sqlite3.Connection) -> None:
+    """What a version-3 chitta added: an access of the old memory."""
+    conn.execute("INSERT INTO access_log VALUES (?, ?)", (OLD_MEMORY.id, OLD_ACCESS))
 
 
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
-SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1, 2: seed_v2}
+SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1, 2: seed_v2, 3: seed_v3}
 
 
 def build_at(path: Path, version: int) -> None:
@@ -137,7 +152,10 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             hits = s.vector_index().search(VECTOR, Scope("work"), 5)
             assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
         if version >= 2:
-            assert s.episodes("archive") == [OLD_EPISODE]
+            assert s.episodes("old") == [OLD_EPISODE]
+            assert s.triplets("old") == [OLD_TRIPLET]
+        if version >= 3:
+            assert s.access_history([OLD_MEMORY.id])[OLD_MEMORY.id].times == (OLD_ACCESS,)
         # The newer tables and columns work.
         episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
         s.add_episodes([episode])
@@ -150,7 +168,7 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
         s.update(linked)
         assert s.get(OLD_MEMORY.id) == linked
-        # v3 indexes the turns of an episode and the memories of a session.
+        # v4 indexes the turns of an episode and the memories of a session.
         assert s.session_recent("s-7", 5) == [OLD_MEMORY.id]
         assert s.episode_neighbours(OLD_MEMORY.id, 2) == []
     assert file_version(path) == migrations.LATEST
@@ -216,3 +234,25 @@ def test_meta_without_schema_version_is_not_a_store(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreCorrupt, match="schema_version"):
         Store(path)
+
+
+def test_v2_store_gains_access_history_and_co_access(tmp_path: Path) -> None:
+    """Migration 3 on a version-2 file: the old counts carry on, the new tables work."""
+    path = tmp_path / "v2.db"
+    build_at(path, 2)
+    with Store(path) as s:
+        assert s.meta("schema_version") == str(migrations.LATEST)
+        other = replace(OLD_MEMORY, id=new_id(1_690_000_000_001), content="another memory")
+        s.insert([(other, None)])
+        ids = sorted({OLD_MEMORY.id, other.id})
+        s.record_access(AccessRecord(tuple(ids), 1_700_000_000_000, tuple(ids), 0.03))
+        assert s.flush_access() == 1
+        history = s.access_history([OLD_MEMORY.id])[OLD_MEMORY.id]
+        assert history.times == (1_700_000_000_000,)
+        assert history.count == OLD_MEMORY.access_count + 1
+        assert s.co_access(ids) == {(ids[0], ids[1]): pytest.approx(0.03)}
+        s.add_replication(OLD_MEMORY.id, "s-9", 1)
+        assert s.replication_sessions([OLD_MEMORY.id]) == {OLD_MEMORY.id: {"s-9"}}
+    with Store(path) as s:
+        m = s.get(OLD_MEMORY.id)
+        assert (m.access_count, m.last_accessed) == (5, 1_700_000_000_000)

@@ -24,6 +24,8 @@ XR_WEIGHT = 0.5
 #: Under ``rsf``, a lane without a seed weight weighs this times its preset weight, so a
 #: weight-1 lane counts as much as BM25 (0.4).
 RSF_OTHER_LANE = 0.4
+#: Stages after fusion that ablation can switch off too (docs/recall.md).
+KNOWN_STAGES = frozenset({"scoring", "inhibition"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,11 @@ class RecallConfig:
     fusion: str = "rrf"
     #: Whether the keyed correction lookup (``corr``) runs beside the lanes; never fused.
     corrections: bool = True
+    #: The scoring stage (bounded factors, recall/scoring.py) and lateral inhibition
+    #: (recall/inhibition.py); both work on the best ``pool_factor × limit`` fused candidates.
+    scoring: bool = True
+    inhibition: bool = True
+    pool_factor: int = 4
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -53,12 +60,21 @@ class RecallConfig:
     def depth(self, limit: int) -> int:
         return max(self.min_depth, limit * self.depth_factor)
 
-    def without(self, lanes: set[str]) -> RecallConfig:
-        """This config with ``lanes`` switched off (ablation)."""
-        check_lanes(lanes)
-        kept = {k: v for k, v in self.lane_weights.items() if k not in lanes}
-        corrections = self.corrections and "corr" not in lanes
-        return replace(self, lane_weights=MappingProxyType(kept), corrections=corrections)
+    def pool(self, limit: int) -> int:
+        """How many admissible fused candidates the post-fusion stages reorder."""
+        return limit * self.pool_factor if self.scoring or self.inhibition else limit
+
+    def without(self, names: set[str]) -> RecallConfig:
+        """This config with lanes or stages (``scoring``, ``inhibition``) switched off."""
+        check_lanes(names)
+        kept = {k: v for k, v in self.lane_weights.items() if k not in names}
+        return replace(
+            self,
+            lane_weights=MappingProxyType(kept),
+            corrections=self.corrections and "corr" not in names,
+            scoring=self.scoring and "scoring" not in names,
+            inhibition=self.inhibition and "inhibition" not in names,
+        )
 
     def with_lane(self, lane: str, weight: float) -> RecallConfig:
         """This config with ``lane`` switched on at ``weight`` (kept if already on)."""
@@ -77,11 +93,12 @@ class RecallConfig:
 
 
 def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
-    """Refuse lane names that are not lanes, naming the valid ones."""
-    unknown = sorted(set(lanes) - KNOWN_LANES)
+    """Refuse names that are neither lanes nor stages, naming the valid ones."""
+    unknown = sorted(set(lanes) - KNOWN_LANES - KNOWN_STAGES)
     if unknown:
         raise BadArgument(
             f"unknown lane {unknown[0]!r} in {where}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
+            f"; stages are: {', '.join(sorted(KNOWN_STAGES))}"
         )
 
 

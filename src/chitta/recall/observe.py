@@ -20,7 +20,12 @@ def admit_lines(result: RecallResult) -> list[str]:
     lines = []
     for d in result.decisions:
         lanes = ",".join(f"{n}#{h.rank}:{h.raw:.4g}" for n, h in d.lanes.items())
-        lines.append(f"chitta admit: {d.id} score={d.score:.5f} lanes={lanes} {d.outcome}")
+        final = "" if d.final is None else f" final={d.final:.5f}"
+        factors = ",".join(f"{n}:{v:.3f}" for n, v in d.factors.items())
+        factors = f" factors={factors}" if factors else ""
+        lines.append(
+            f"chitta admit: {d.id} score={d.score:.5f}{final} lanes={lanes}{factors} {d.outcome}"
+        )
     for c in result.corrections:
         # The count of matched keys, not the keys: they are words of the stored text.
         lines.append(f"chitta admit: {c.memory.id} corr keys={len(c.keys)} correction")

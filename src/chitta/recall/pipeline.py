@@ -1,10 +1,11 @@
-"""The recall pipeline: run the configured lanes over a scope, fuse, load the winners."""
+"""The recall pipeline: run the configured lanes over a scope, fuse, score, cut (rank.py)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
@@ -13,18 +14,26 @@ from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, Lane, LaneContext
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
+from chitta.recall.rank import rank
+from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
+from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
+_NO_FACTORS: Mapping[str, float] = MappingProxyType({})
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """One recalled memory, its fused score, and each lane that found it."""
+    """One recalled memory, each lane that found it, its fused score (``score``: the sum of
+    the lanes' contributions) and its final score after the scoring stage and inhibition."""
 
     memory: Memory
     score: float
     lanes: dict[str, LaneHit]
+    final: float | None = None  # None: not ranked by the pipeline
+    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
 
     @property
     def reason(self) -> str:
@@ -37,9 +46,11 @@ class Decision:
     """What became of one fused candidate: ``admitted``, or the cause it was dropped."""
 
     id: str
-    score: float
+    score: float  # fused
     lanes: Mapping[str, LaneHit]
-    outcome: str  # admitted | superseded | missing | cut (beyond the limit)
+    outcome: str  # admitted | superseded | missing | inhibited | cut (recall/rank.py)
+    final: float | None = None  # after scoring and inhibition; None when not in the pool
+    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +89,14 @@ def recall(
     config: RecallConfig,
     include_superseded: bool = False,
     session: SessionView | None = None,
+    scoring: ScoringConfig = DEFAULT_SCORING,
+    now_ms: int | None = None,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
     A memory another one supersedes is left out unless ``include_superseded``. ``session``
-    is what the asking agent session did lately, for the ``ctx`` lane's priming.
+    is what the asking agent session did lately, for the ``ctx`` lane's priming. ``scoring``
+    weighs the scoring stage; ``now_ms`` is the time its recency factor is taken at.
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -116,26 +130,20 @@ def recall(
     t = time.perf_counter()
     fused = _fuse(config, rankings, ctx)
     timing["fuse"] = _ms_since(t)
-    hits: list[Hit] = []
-    decisions: list[Decision] = []
-    for offset in range(0, len(fused), limit * 2):
-        chunk = fused[offset : offset + limit * 2]
-        memories = ctx.memories([f.id for f in chunk])
-        for f in chunk:
-            m = memories.get(f.id)
-            if len(hits) >= limit:
-                outcome = "cut"
-            elif m is None:
-                outcome = "missing"  # deleted between the lane and the load
-            elif m.superseded_by is not None and not include_superseded:
-                outcome = "superseded"
-            else:
-                outcome = "admitted"
-                hits.append(Hit(memory=m, score=f.score, lanes=dict(f.lanes)))
-            decisions.append(Decision(f.id, f.score, f.lanes, outcome))
-        if len(hits) >= limit:
-            break
-    decisions.extend(Decision(f.id, f.score, f.lanes, "cut") for f in fused[len(decisions) :])
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    ranked = rank(store, fused, limit=limit, config=config, scoring=scoring,
+                  include_superseded=include_superseded, now_ms=now, timing=timing,
+                  load=ctx.memories)  # fmt: skip
+    hits = [
+        Hit(memory=r.memory, score=r.fused.score, lanes=dict(r.fused.lanes), final=r.final,
+            factors=r.factors)
+        for r in ranked
+        if r.outcome == "admitted" and r.memory is not None
+    ]  # fmt: skip
+    decisions = [
+        Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
+        for r in ranked
+    ]  # fmt: skip
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:
         t = time.perf_counter()

@@ -91,16 +91,42 @@ CREATE INDEX triplets_subject ON triplets (realm, subject);
 CREATE INDEX triplets_object ON triplets (realm, object);
 """
 
+# Access history (ACT-R), co-access weights (Hebbian) and replications (distinct sessions that
+# stored the same memory); see docs/recall.md. Only the last 32 accesses of a memory are kept:
+# older ones enter the ACT-R activation through access_count (Petrov's approximation).
+V3 = """
+CREATE TABLE access_log (
+    memory_id TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    at        INTEGER NOT NULL
+);
+CREATE INDEX access_log_memory ON access_log (memory_id, at);
+CREATE TABLE co_access (
+    a          TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    b          TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    weight     REAL NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (a, b),
+    CHECK (a < b)
+) WITHOUT ROWID;
+CREATE INDEX co_access_b ON co_access (b);
+CREATE TABLE replications (
+    memory_id  TEXT NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    session    TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, session)
+) WITHOUT ROWID;
+"""
+
 # The turns around a memory in its episode, and a session's newest memories, are read at
 # every recall by the ctx lane: indexed, so the lane costs a few lookups, not a scan.
-V3 = """
+V4 = """
 CREATE INDEX memories_episode ON memories (episode_id, id) WHERE episode_id IS NOT NULL;
 CREATE INDEX memories_session ON memories (json_extract(source, '$.session'), id)
     WHERE json_extract(source, '$.session') IS NOT NULL;
 """
 
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
 LATEST = len(MIGRATIONS)
 
 

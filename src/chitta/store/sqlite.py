@@ -28,7 +28,7 @@ from chitta.errors import (
     StoreCorrupt,
     StoreMissing,
 )
-from chitta.store import migrations
+from chitta.store import access, migrations
 from chitta.store.confidence import Confidence
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.entities import normalise
@@ -46,6 +46,11 @@ _MEMORY_COLUMNS = (
     "decayed_at, supersedes, superseded_by, episode_id, truncated, deleted_at"
 )
 _PLACEHOLDERS = ", ".join("?" * len(_MEMORY_COLUMNS.split(", ")))
+# The access log owns these two (store/access.py): an update of a memory read earlier must not
+# overwrite the counts a batch wrote since.
+_ACCESS_COLUMNS = ("access_count", "last_accessed")
+_UPDATE_COLUMNS = ", ".join(c for c in _MEMORY_COLUMNS.split(", ") if c not in _ACCESS_COLUMNS)
+_UPDATE_PLACEHOLDERS = ", ".join("?" * len(_UPDATE_COLUMNS.split(", ")))
 
 
 def _memory_row(m: Memory) -> tuple:
@@ -57,6 +62,13 @@ def _memory_row(m: Memory) -> tuple:
         m.decayed_at, m.supersedes, m.superseded_by, m.episode_id, int(m.truncated),
         m.deleted_at,
     )  # fmt: skip
+
+
+def _update_row(m: Memory) -> tuple:
+    columns = _MEMORY_COLUMNS.split(", ")
+    return tuple(
+        v for c, v in zip(columns, _memory_row(m), strict=True) if c not in _ACCESS_COLUMNS
+    )
 
 
 def _memory_from_row(r: sqlite3.Row) -> Memory:
@@ -102,7 +114,14 @@ def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[str]]:
 class Store:
     """One chitta store file, owned by this process while open."""
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        access_every: int = access.FLUSH_EVERY,
+        access_seconds: float = access.FLUSH_SECONDS,
+    ) -> None:
         self.path = Path(path)
         if not self.path.exists():
             if not create:
@@ -126,6 +145,9 @@ class Store:
         except BaseException:
             self._lock.release()
             raise
+        self._access = access.AccessLog(
+            self._write_access, self._mutex, every=access_every, seconds=access_seconds
+        )
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -148,6 +170,8 @@ class Store:
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._conn is not None:
+            self._access.close()  # the buffered access history, before the file goes
         with self._mutex:
             if self._conn is not None:
                 self._conn.close()
@@ -285,12 +309,13 @@ class Store:
         return found
 
     def update(self, memory: Memory) -> None:
-        """Write back a memory's mutable state (lifecycle fields, tags, links)."""
+        """Write back a memory's mutable state (lifecycle fields, tags, links); its access
+        count and last access are the access log's and are left as stored."""
         self._recount_if_changed(memory)
         with self.transaction() as conn:
             cur = conn.execute(
-                f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
-                (*_memory_row(memory), memory.id),
+                f"UPDATE memories SET ({_UPDATE_COLUMNS}) = ({_UPDATE_PLACEHOLDERS}) WHERE id = ?",
+                (*_update_row(memory), memory.id),
             )
             if cur.rowcount == 0:
                 raise MemoryNotFound(f"memory {memory.id} does not exist")
@@ -304,8 +329,9 @@ class Store:
             for memory in memories:
                 self._recount_if_changed(memory)
                 conn.execute(
-                    f"UPDATE memories SET ({_MEMORY_COLUMNS}) = ({_PLACEHOLDERS}) WHERE id = ?",
-                    (*_memory_row(memory), memory.id),
+                    f"UPDATE memories SET ({_UPDATE_COLUMNS}) = ({_UPDATE_PLACEHOLDERS}) "
+                    "WHERE id = ?",
+                    (*_update_row(memory), memory.id),
                 )
                 count += 1
         if self._corrections is not None:
@@ -405,7 +431,11 @@ class Store:
             last = rows[-1]["id"]
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors by id: live ones from the in-memory index when it is built, else the file."""
         found: dict[str, np.ndarray] = {}
+        if self._vectors is not None:
+            found.update(self._vectors.get(ids))
+            ids = [i for i in ids if i not in found]
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
@@ -413,6 +443,60 @@ class Store:
                 f"SELECT memory_id, vector FROM embeddings WHERE memory_id IN ({marks})", chunk
             ):
                 found[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+        return found
+
+    # --- access history and co-access (store/access.py) ----------------------------------------
+
+    def record_access(self, record: access.AccessRecord) -> None:
+        """Buffer one recall's accesses; written in a later batch, never by this call."""
+        self._access.record(record)
+
+    def flush_access(self) -> int:
+        """Write the buffered access records now (one transaction); returns how many."""
+        return self._access.flush()
+
+    def access_stats(self) -> dict[str, int]:
+        """Records pending, transactions written, records written (this process)."""
+        return self._access.stats()
+
+    def _write_access(self, batch: list[access.AccessRecord]) -> None:
+        with self.transaction() as conn:
+            access.write_batch(conn, batch)
+
+    def access_history(self, ids: Sequence[str]) -> dict[str, access.AccessHistory]:
+        """Recent access times and total access count per id, unflushed accesses included."""
+        with self._mutex:
+            return access.read_history(self._conn, list(ids), self._access.pending())
+
+    def co_access(self, ids: Sequence[str]) -> dict[tuple[str, str], float]:
+        """Hebbian co-access weights among ``ids``, keyed ``(smaller id, larger id)``."""
+        with self._mutex:
+            return access.read_co_access(self._conn, list(ids), self._access.pending())
+
+    def co_neighbours(self, memory_id: str, limit: int = 10) -> list[tuple[str, float]]:
+        """The memories most co-accessed with ``memory_id``: (id, weight), heaviest first."""
+        with self._mutex:
+            return access.read_neighbours(self._conn, memory_id, self._access.pending(), limit)
+
+    def add_replication(self, memory_id: str, session: str, at: int) -> None:
+        """Record that ``session`` stored ``memory_id`` again (a deduplicated re-remember)."""
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO replications (memory_id, session, created_at) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                (memory_id, session, at),
+            )
+
+    def replication_sessions(self, ids: Sequence[str]) -> dict[str, set[str]]:
+        """The other sessions that stored each id again (ids with none are left out)."""
+        found: dict[str, set[str]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for mid, session in self._query(
+                f"SELECT memory_id, session FROM replications WHERE memory_id IN ({marks})", chunk
+            ):
+                found.setdefault(mid, set()).add(session)
         return found
 
     # --- search --------------------------------------------------------------------------------
@@ -689,6 +773,7 @@ class Store:
             while saved.exists():  # never overwrite an earlier restore's saved contents
                 saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}-{n}")
                 n += 1
+            self._access.flush()  # buffered accesses belong to the contents being saved
             self.backup_to(saved)
             with self._mutex:
                 src.backup(self._conn)

@@ -8,6 +8,7 @@ step with writes. Exact search is the choice up to ~100k vectors (DESIGN.md §2:
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -72,6 +73,12 @@ class VectorIndex:
             row = self._row.get(memory_id)
             if row is not None:
                 self._alive[row] = alive
+
+    def get(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The live vectors of ``ids`` (copies); ids not in the index or hidden are left out."""
+        with self._lock:
+            rows = {i: r for i in ids if (r := self._row.get(i)) is not None and self._alive[r]}
+            return {i: self._matrix[r].copy() for i, r in rows.items()}
 
     def _mask(self, scope: Scope) -> np.ndarray | None:
         n = len(self._ids)

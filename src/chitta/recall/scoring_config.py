@@ -1,0 +1,192 @@
+"""The scoring stage's settings: a frozen :class:`ScoringConfig`, read from ``scoring.json``.
+
+The file lives in the data directory (``$CHITTA_HOME/scoring.json``); without it the built-in
+defaults apply, which are seed 000's values. Every key is optional; a malformed file, an
+unknown key or a value outside its range is a :class:`BadConfig` naming the key. The format,
+ranges and formulas are in docs/recall.md.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+
+from chitta.errors import BadConfig
+from chitta.store.kinds import Kind
+
+FILE_NAME = "scoring.json"
+
+#: Seed 000's kind priors; a kind not named here has 1.0.
+SEED_KIND_PRIORS: Mapping[str, float] = MappingProxyType(
+    {
+        "correction": 1.3,
+        "preference": 1.3,
+        "wisdom": 1.1,
+        "insight": 1.05,
+        "operational": 0.8,
+        "episode": 0.7,
+    }
+)
+#: Fine-grained kinds the seed names that are not among the 26 kinds: seed 000's "operational"
+#: (verbatim distiller fragments). A memory carries one as a tag; its prior then replaces the
+#: kind's (the finer label wins).
+EXTRA_PRIOR_NAMES = frozenset({"operational"})
+KIND_PRIOR_RANGE = (0.5, 1.5)
+REPLICATION_RANGE = (1.0, 1.5)  # or 0: off
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringConfig:
+    """Weights and bounds of the scoring stage, lateral inhibition and Hebbian co-access."""
+
+    kind_priors: Mapping[str, float] = field(default_factory=lambda: SEED_KIND_PRIORS)
+    # 0: measured to hurt on LoCoMo when it discriminates (docs/benchmarks.md); 0.1 turns it on.
+    actr_weight: float = 0.0  # multiplier within 1 ± weight
+    actr_decay: float = 0.5  # d of Anderson & Schooler (1991)
+    actr_reference_s: float = 86_400.0  # one access this long ago is neutral (factor 1)
+    actr_scale: float = 2.0  # activation units to tanh's unit
+    strength_weight: float = 0.1
+    confidence_weight: float = 0.1
+    tier_weight: float = 0.05
+    replication_max: float = 0.0  # 0 = off; else the cap of the replication factor
+    bounds_min: float = 0.5  # the product of all factors is clamped to [min, max]
+    bounds_max: float = 1.5
+    inhibition_threshold: float = 0.85  # cosine above which near-duplicates compete
+    inhibition_strength: float = 0.7
+    hebbian_step: float = 0.03  # co-access weight added per recall (capped at 1)
+    hebbian_top: int = 5  # pairs among the top this many hits
+
+    def prior(self, kind: Kind | str, tags: tuple[str, ...] = ()) -> float:
+        """The prior of a memory of ``kind`` with ``tags`` (a fine-grained kind tag wins)."""
+        for tag in tags:
+            if tag in EXTRA_PRIOR_NAMES and tag in self.kind_priors:
+                return self.kind_priors[tag]
+        return self.kind_priors.get(str(kind), 1.0)
+
+
+#: (section, key) of the file -> (field, lowest, highest). Ranges are inclusive.
+_RANGES: Mapping[tuple[str, str], tuple[str, float, float]] = MappingProxyType(
+    {
+        ("actr", "weight"): ("actr_weight", 0.0, 0.25),
+        ("actr", "decay"): ("actr_decay", 0.05, 0.95),
+        ("actr", "reference_s"): ("actr_reference_s", 1.0, 3.2e9),
+        ("actr", "scale"): ("actr_scale", 0.1, 20.0),
+        ("strength", "weight"): ("strength_weight", 0.0, 0.25),
+        ("confidence", "weight"): ("confidence_weight", 0.0, 0.25),
+        ("tier", "weight"): ("tier_weight", 0.0, 0.25),
+        ("bounds", "min"): ("bounds_min", 0.25, 1.0),
+        ("bounds", "max"): ("bounds_max", 1.0, 4.0),
+        ("inhibition", "threshold"): ("inhibition_threshold", 0.5, 0.999),
+        ("inhibition", "strength"): ("inhibition_strength", 0.0, 1.0),
+        ("hebbian", "step"): ("hebbian_step", 0.0, 0.5),
+        ("hebbian", "top"): ("hebbian_top", 0, 50),
+    }
+)
+_SECTIONS = frozenset(section for section, _ in _RANGES)
+_TOP_KEYS = ("kind_priors", "replication_max", *sorted(_SECTIONS))
+DEFAULT = ScoringConfig()
+
+
+def _number(value: object, label: str, lo: float, hi: float, *, integer: bool = False) -> float:
+    """``value`` as a number within [lo, hi]; ``label`` names it in the error."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadConfig(f"{label} must be a number, got {value!r}")
+    if integer and value != int(value):
+        raise BadConfig(f"{label} must be a whole number, got {value!r}")
+    if not lo <= value <= hi:
+        raise BadConfig(f"{label} must be between {lo:g} and {hi:g}, got {value!r}")
+    return int(value) if integer else float(value)
+
+
+def _kind_priors(value: object) -> dict[str, float]:
+    if not isinstance(value, dict):
+        raise BadConfig(f"{FILE_NAME}: kind_priors must be an object of kind: prior")
+    known = {k.value for k in Kind} | EXTRA_PRIOR_NAMES
+    priors = dict(SEED_KIND_PRIORS)
+    for name, prior in value.items():
+        if name not in known:
+            raise BadConfig(
+                f"{FILE_NAME}: unknown kind 'kind_priors.{name}'; kinds are: "
+                f"{', '.join(sorted(known))}"
+            )
+        priors[name] = _number(prior, f"{FILE_NAME}: kind_priors.{name}", *KIND_PRIOR_RANGE)
+    return priors
+
+
+def replication_cap(value: object, label: str) -> float:
+    """A replication cap: 0 (off) or within :data:`REPLICATION_RANGE`."""
+    if value == 0 and not isinstance(value, bool):
+        return 0.0
+    return _number(value, label, *REPLICATION_RANGE)
+
+
+def parse(data: object) -> ScoringConfig:
+    """A :class:`ScoringConfig` from the decoded JSON of a scoring file."""
+    if not isinstance(data, dict):
+        raise BadConfig(f"{FILE_NAME} must hold a JSON object")
+    changes: dict[str, object] = {}
+    for key, value in data.items():
+        if key == "kind_priors":
+            changes["kind_priors"] = MappingProxyType(_kind_priors(value))
+        elif key == "replication_max":
+            changes["replication_max"] = replication_cap(value, f"{FILE_NAME}: replication_max")
+        elif key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise BadConfig(f"{FILE_NAME}: {key} must be an object")
+            for sub, number in value.items():
+                spec = _RANGES.get((key, sub))
+                if spec is None:
+                    subs = sorted(s for sec, s in _RANGES if sec == key)
+                    raise BadConfig(
+                        f"{FILE_NAME}: unknown key '{key}.{sub}'; {key} has: {', '.join(subs)}"
+                    )
+                name, lo, hi = spec
+                label = f"{FILE_NAME}: {key}.{sub}"
+                changes[name] = _number(number, label, lo, hi, integer=sub == "top")
+        else:
+            raise BadConfig(
+                f"{FILE_NAME}: unknown key {key!r}; the keys are: {', '.join(_TOP_KEYS)}"
+            )
+    config = replace(DEFAULT, **changes)
+    if config.bounds_min > config.bounds_max:
+        raise BadConfig(f"{FILE_NAME}: bounds.min must not exceed bounds.max")
+    return config
+
+
+def load_scoring(home: Path, replication_max: float | None = None) -> ScoringConfig:
+    """The scoring settings of the data directory ``home``; ``replication_max`` (from
+    ``CHITTA_REPLICATION_MAX``) overrides the file's."""
+    path = home / FILE_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        config = DEFAULT
+    except OSError as exc:
+        raise BadConfig(f"cannot read {path}: {exc.strerror}") from None
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadConfig(f"{path} is not valid JSON: {exc}") from None
+        config = parse(data)
+    if replication_max is not None:
+        config = replace(config, replication_max=replication_max)
+    return config
+
+
+def as_dict(config: ScoringConfig) -> dict[str, object]:
+    """The settings in the file's shape (what ``scoring.json`` would say for them)."""
+    out: dict[str, object] = {
+        "kind_priors": dict(config.kind_priors),
+        "replication_max": config.replication_max,
+    }
+    by_field = {name: key for key, (name, _, _) in _RANGES.items()}
+    for f in fields(config):
+        if f.name in by_field:
+            section, sub = by_field[f.name]
+            out.setdefault(section, {})[sub] = getattr(config, f.name)  # type: ignore[index]
+    return out
