@@ -56,8 +56,8 @@ def _fail(exc: ChittaError) -> None:
 @click.option(
     "--ablation-matrix",
     is_flag=True,
-    help="Also run each chitta strategy once per lane with that lane switched off, and "
-    "report each lane's delta per category.",
+    help="Also run each chitta strategy once per lane (and scoring stage) with it switched "
+    "off, and report each one's delta per category.",
 )
 @click.option(
     "--systems",
@@ -184,7 +184,8 @@ def _build_systems(
     matrix: bool = False,
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
-    ``matrix``, each chitta strategy also runs once per lane with that lane off."""
+    ``matrix``, each chitta strategy also runs once per lane (and post-fusion stage) with that
+    lane off."""
     from dataclasses import replace
 
     from chitta.bench.systems.bm25 import Bm25System
@@ -207,8 +208,9 @@ def _build_systems(
             config = replace(preset(name), fusion=fusion or preset(name).fusion)
             systems.append(ChittaSystem(store, name, ablate, fusion))
             if matrix:
-                lanes = [lane for lane in config.lane_weights if lane not in ablate]
-                systems += [ChittaSystem(store, name, [*ablate, lane], fusion) for lane in lanes]
+                stages = [s for s in ("scoring", "inhibition") if getattr(config, s)]
+                parts = [p for p in [*config.lane_weights, *stages] if p not in ablate]
+                systems += [ChittaSystem(store, name, [*ablate, p], fusion) for p in parts]
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}
