@@ -14,6 +14,7 @@ from chitta.bench import environment, scale
 from chitta.bench.score import percentile
 from chitta.cli import main
 from chitta.errors import BadArgument
+from chitta.recall.lanes import LANES
 
 TURNS = [
     f"{speaker}: I went to the {place} on day {i}. It was {mood} at {i}! Again in {i} weeks?"
@@ -134,8 +135,15 @@ def test_a_tiny_run_end_to_end(tmp_path: Path) -> None:
         assert recall[strategy]["wall_ms"]["p50"] > 0
         assert recall[strategy]["embed_cache"]["hits"] == 0
     assert recall["rss_mb"]["after_first_recall"]["rss"] > recall["rss_mb"]["start"]["rss"]
+    # Every lane of the registry timed on its own, beside planning, embedding, exact search.
+    lanes = recall["lanes"]
+    assert set(lanes["timing_ms"]) == {"plan", "embed", "sem_exact", *LANES}
+    assert all(t["p50"] >= 0 for t in lanes["timing_ms"].values())
+    assert lanes["sem_uses_hnsw"] is False and lanes["sem_recall_at_10_vs_exact"] == 1.0
+    assert recall["reopen"]["first_recall_ms"] > 0
     assert cli["runs"] == 2 and cli["recall_process_ms_median"] > 0
     assert cli["peak_rss_mb_median"] > 50
     table = out.with_suffix(".md").read_text(encoding="utf-8")
     assert "| figure | N = 300 |" in table and "Recall hybrid" in table
+    assert "… `kw` lane |" in table and "recall@10 against exact search" in table
     assert table in docs.read_text(encoding="utf-8")

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+
+import numpy as np
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
@@ -110,17 +113,22 @@ def recall(
         query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
     )
     timing["plan"] = _ms_since(start)
-    vector = None
+    # The query is embedded on another thread while the lanes that read no vector run:
+    # onnxruntime and SQLite both release the GIL, so the two overlap.
+    embedding = None
     if any(lane.name in NEEDS_VECTOR for lane in lanes):
-        t = time.perf_counter()
-        vector = embedder.embed([plan.embed_text]).vectors[0]
-        timing["embed"] = _ms_since(t)
+        embedding = _EMBEDDER_THREADS.submit(_embed, embedder, plan.embed_text, timing)
     ctx = LaneContext(
-        query, plan.terms, vector, scope, config.depth(limit), store, common=plan.common,
+        query, plan.terms, None, scope, config.depth(limit), store, common=plan.common,
         session=session.name if session else None,
         primed=session.primed if session else (), topics=session.topics if session else (),
     )  # fmt: skip
-    rankings = _run_lanes([lane for lane in lanes if not lane.derived], ctx, timing)
+    first = [lane for lane in lanes if not lane.derived]
+    rankings = _run_lanes([lane for lane in first if lane.name not in NEEDS_VECTOR], ctx, timing)
+    if embedding is not None:
+        ctx = replace(ctx, query_vector=embedding.result())
+        rankings |= _run_lanes([lane for lane in first if lane.name in NEEDS_VECTOR], ctx, timing)
+    rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
     derived = [lane for lane in lanes if lane.derived]
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
@@ -162,6 +170,17 @@ def recall(
         plan=plan,
         corrections=corrections,
     )
+
+
+#: Where queries are embedded, beside the recall's own thread (see recall()).
+_EMBEDDER_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chitta-embed")
+
+
+def _embed(embedder: Embedder, text: str, timing: dict[str, float]) -> np.ndarray:
+    t = time.perf_counter()
+    vector = embedder.embed([text]).vectors[0]
+    timing["embed"] = _ms_since(t)
+    return vector
 
 
 def _run_lanes(

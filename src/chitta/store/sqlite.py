@@ -28,7 +28,8 @@ from chitta.errors import (
     StoreCorrupt,
     StoreMissing,
 )
-from chitta.store import access, migrations
+from chitta.store import access, ann_sidecar, migrations
+from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.confidence import Confidence
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.entities import normalise
@@ -51,6 +52,10 @@ _PLACEHOLDERS = ", ".join("?" * len(_MEMORY_COLUMNS.split(", ")))
 _ACCESS_COLUMNS = ("access_count", "last_accessed")
 _UPDATE_COLUMNS = ", ".join(c for c in _MEMORY_COLUMNS.split(", ") if c not in _ACCESS_COLUMNS)
 _UPDATE_PLACEHOLDERS = ", ".join("?" * len(_UPDATE_COLUMNS.split(", ")))
+
+#: A keyword search ranks this many times its limit inside FTS5 before filtering by scope;
+#: enough when the scope is most of the store, and a second query covers the rest.
+KW_OVERFETCH = 2
 
 
 def _memory_row(m: Memory) -> tuple:
@@ -121,8 +126,10 @@ class Store:
         create: bool = True,
         access_every: int = access.FLUSH_EVERY,
         access_seconds: float = access.FLUSH_SECONDS,
+        hnsw_min: int = HNSW_MIN_VECTORS,
     ) -> None:
         self.path = Path(path)
+        self.hnsw_min = hnsw_min  # live vectors a realm needs for an HNSW graph; 0: never
         if not self.path.exists():
             if not create:
                 raise StoreMissing(
@@ -173,6 +180,8 @@ class Store:
         if self._conn is not None:
             self._access.close()  # the buffered access history, before the file goes
         with self._mutex:
+            if self._vectors is not None and self._vectors.needs_save() and self._conn is not None:
+                self._save_graphs()
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None  # type: ignore[assignment]
@@ -506,21 +515,38 @@ class Store:
         with self._mutex:
             if self._vectors is None:
                 identity = self.model_identity()
-                index = VectorIndex(identity.dim if identity else 0)
                 rows = self._conn.execute(
                     "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
                     "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
                 ).fetchall()
+                index = VectorIndex(
+                    identity.dim if identity else 0,
+                    capacity=max(1024, len(rows)),
+                    hnsw_min=self.hnsw_min,
+                )
                 if rows:
                     if identity is None:
                         raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
                     index.add(
                         [r[0] for r in rows],
-                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+                        np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
+                            len(rows), identity.dim
+                        ),
                         [(r[1], r[2], r[3]) for r in rows],
+                        graphs=False,
+                    )
+                    ann_sidecar.attach_graphs(
+                        index, ann_sidecar.sidecar_path(self.path), identity.as_dict()
                     )
                 self._vectors = index
             return self._vectors
+
+    def _save_graphs(self) -> None:
+        identity = self.model_identity()
+        if identity is not None and self._vectors is not None:
+            ann_sidecar.save_graphs(
+                self._vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
+            )
 
     def term_stats(self) -> TermStats:
         """Word document frequencies per realm over live memories, built on first use."""
@@ -611,15 +637,29 @@ class Store:
         ``match`` is an FTS5 query expression; callers build it from plain terms.
         """
         where, params = _scope_sql(scope, "m")
+        # Rank inside FTS5 first and join only its best rows: joining every match to
+        # `memories` before the sort cost half the lane's time at 100k (docs/benchmarks.md).
+        # Ties break on rowid in both queries, so the ranking does not depend on the plan.
+        fetch = limit * KW_OVERFETCH
         rows = self._query(
-            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL "
-            "ORDER BY rank LIMIT ?",
-            (match, *params, limit),
+            f"SELECT m.id, f.rank, {where} AND m.deleted_at IS NULL FROM (SELECT rowid, "
+            "bm25(memories_fts) AS rank FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY rank, rowid LIMIT ?) AS f JOIN memories m ON m.rowid = f.rowid "
+            "ORDER BY f.rank, f.rowid",
+            (*params, match, fetch),
         )
+        kept = [r for r in rows if r[2]]
+        if len(kept) < limit and len(rows) == fetch:
+            # Other realms, agents or forgotten memories crowd the top: filter before ranking.
+            kept = self._query(
+                "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
+                "JOIN memories m ON m.rowid = memories_fts.rowid "
+                f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL "
+                "ORDER BY rank, m.rowid LIMIT ?",
+                (match, *params, limit),
+            )
         # FTS5's bm25() is negated so that ascending order is best first; flip it back.
-        return [(r[0], -float(r[1])) for r in rows]
+        return [(r[0], -float(r[1])) for r in kept[:limit]]
 
     # --- triplets and episodes -----------------------------------------------------------------
 

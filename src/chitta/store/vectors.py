@@ -1,25 +1,49 @@
-"""The in-memory vector index: exact cosine over every live vector of a store.
+"""The in-memory vector index: cosine search over every live vector of a store.
 
 Derived from the ``embeddings`` table and rebuilt from it on open; the store keeps it in
-step with writes. Exact search is the choice up to ~100k vectors (DESIGN.md §2: 3 ms at
-100k); an approximate index for larger stores comes with the full recall pipeline.
+step with writes. Every vector is held in one matrix for exact search; a realm with at
+least ``hnsw_min`` live vectors also gets an HNSW graph (store/ann.py), which answers its
+searches instead. A scope that narrows the realm by agent or channel is answered from the
+graph with oversampling, or exactly when the filter leaves too few rows for that to work.
 """
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from chitta.store.ann import HNSW_MIN_VECTORS, RealmAnn
 from chitta.store.records import Scope
+
+#: A filtered HNSW search asks the graph for this many times the candidates the filter's
+#: share of the realm implies, so that ``k`` survive the filter in the usual case.
+OVERSAMPLE = 2
+#: Above this many graph candidates a filtered search is done exactly instead: a filter
+#: that selective leaves few rows, and scoring those rows directly is cheap and certain.
+MAX_ANN_CANDIDATES = 2_000
+#: The graphs are saved again (at close) once this share of their rows changed since they were
+#: last saved or loaded; fewer changes are repaired at each open instead (ann_sidecar.py).
+RESAVE_SHARE = 0.05
+#: A bulk build of at least this many vectors uses every core. Smaller ones use one: they
+#: take milliseconds, and concurrent inserts into a small graph can leave a node poorly
+#: linked (seen as rare misses against exact search on a 200-vector graph).
+PARALLEL_BUILD_MIN = 10_000
+
+
+def build_threads(count: int) -> int:
+    """usearch's ``threads`` for a bulk insert of ``count`` vectors (0: every core)."""
+    return 0 if count >= PARALLEL_BUILD_MIN else 1
 
 
 class VectorIndex:
     """Unit vectors with their memory ids and scopes; searched by dot product."""
 
-    def __init__(self, dim: int, capacity: int = 1024) -> None:
+    def __init__(self, dim: int, capacity: int = 1024, *, hnsw_min: int = HNSW_MIN_VECTORS):
         self.dim = dim
+        self.hnsw_min = hnsw_min
         self._matrix = np.zeros((capacity, dim), dtype=np.float32)
         self._ids: list[str] = []
         self._row: dict[str, int] = {}
@@ -29,7 +53,10 @@ class VectorIndex:
         self._agent = np.zeros(capacity, dtype=np.int32)
         self._channel = np.zeros(capacity, dtype=np.int32)
         self._codes: dict[str, int] = {}
+        self._anns: dict[int, RealmAnn] = {}  # realm code -> its graph
         self._lock = threading.RLock()
+        self.dirty = False  # a graph was built since the graphs were last saved or loaded
+        self.changes = 0  # rows added to or removed from graphs since then
 
     def __len__(self) -> int:
         return int(self._alive[: len(self._ids)].sum())
@@ -49,30 +76,165 @@ class VectorIndex:
             grown[:capacity] = old
             setattr(self, name, grown)
 
-    def add(self, ids: list[str], vectors: np.ndarray, scopes: list[tuple[str, str, str]]) -> None:
-        """Add (or replace) vectors; ``scopes`` holds (realm, agent_id, channel) per id."""
+    def add(
+        self,
+        ids: list[str],
+        vectors: np.ndarray,
+        scopes: list[tuple[str, str, str]],
+        *,
+        graphs: bool = True,
+    ) -> None:
+        """Add (or replace) vectors; ``scopes`` holds (realm, agent_id, channel) per id.
+
+        ``graphs=False`` leaves the HNSW graphs alone (a bulk load that attaches them after).
+        """
         with self._lock:
+            if not self._ids and len(set(ids)) == len(ids):
+                self._load(ids, vectors, scopes)
+                rows = np.arange(len(ids))
+                if graphs:
+                    self._link(rows)
+                return
             self._grow(len(self._ids) + len(ids))
-            for memory_id, vector, (realm, agent, channel) in zip(
-                ids, vectors, scopes, strict=True
+            rows = np.empty(len(ids), dtype=np.int64)
+            for i, (memory_id, vector, (realm, agent, channel)) in enumerate(
+                zip(ids, vectors, scopes, strict=True)
             ):
                 row = self._row.get(memory_id)
                 if row is None:
                     row = len(self._ids)
                     self._ids.append(memory_id)
                     self._row[memory_id] = row
+                elif self._alive[row]:
+                    self._unlink(row)  # its realm (and so its graph) may change
                 self._matrix[row] = vector
                 self._alive[row] = True
                 self._realm[row] = self._code(realm)
                 self._agent[row] = self._code(agent)
                 self._channel[row] = self._code(channel)
+                rows[i] = row
+            if graphs:
+                self._link(rows)
+
+    def _load(
+        self, ids: list[str], vectors: np.ndarray, scopes: list[tuple[str, str, str]]
+    ) -> None:
+        """The first add into an empty index, all at once (opening a store of 100k)."""
+        n = len(ids)
+        self._grow(n)
+        self._ids = list(ids)
+        self._row = {memory_id: row for row, memory_id in enumerate(ids)}
+        self._matrix[:n] = vectors
+        self._alive[:n] = True
+        codes = self._codes
+        for axis, column in ((self._realm, 0), (self._agent, 1), (self._channel, 2)):
+            # setdefault's default is evaluated first, so a new value gets the next code.
+            axis[:n] = [codes.setdefault(scope[column], len(codes) + 1) for scope in scopes]
 
     def set_alive(self, memory_id: str, alive: bool) -> None:
         """Hide (soft delete, purge) or show (restore) a vector."""
         with self._lock:
             row = self._row.get(memory_id)
-            if row is not None:
-                self._alive[row] = alive
+            if row is None or bool(self._alive[row]) == alive:
+                return
+            if alive:
+                self._alive[row] = True
+                self._link(np.array([row]))
+            else:
+                self._unlink(row)
+                self._alive[row] = False
+
+    # --- the HNSW graphs -----------------------------------------------------------------------
+
+    def _unlink(self, row: int) -> None:
+        ann = self._anns.get(int(self._realm[row]))
+        if ann is not None and row in ann:
+            ann.remove(np.array([row]))
+            self.changes += 1
+
+    def _link(self, rows: np.ndarray) -> None:
+        """Put live ``rows`` into their realm's graph, building one when a realm is big enough."""
+        realms = self._realm[rows]
+        for code in np.unique(realms).tolist():
+            ann = self._anns.get(code)
+            if ann is None:
+                if self.hnsw_min and self._realm_live(code) >= self.hnsw_min:
+                    self._anns[code] = self.build_graph(code)
+                continue
+            mine = rows[realms == code]
+            ann.add(mine, self._matrix[mine])
+            self.changes += len(mine)
+
+    def needs_save(self) -> bool:
+        """Whether the graphs should be saved: one was built, or the changes since the last
+        save or load exceed :data:`RESAVE_SHARE` of the graphs' rows."""
+        size = sum(len(ann) for ann in self._anns.values())
+        return self.dirty or self.changes > RESAVE_SHARE * max(size, 1)
+
+    def _realm_rows(self, code: int) -> np.ndarray:
+        n = len(self._ids)
+        return np.flatnonzero(self._alive[:n] & (self._realm[:n] == code))
+
+    def _realm_live(self, code: int) -> int:
+        n = len(self._ids)
+        return int(np.count_nonzero(self._alive[:n] & (self._realm[:n] == code)))
+
+    def build_graph(self, code: int) -> RealmAnn:
+        """A new graph over every live vector of the realm with ``code``."""
+        rows = self._realm_rows(code)
+        ann = RealmAnn(self.dim)
+        ann.add(rows, self._matrix[rows], threads=build_threads(rows.size))
+        self.dirty = True
+        return ann
+
+    def realms_due_a_graph(self) -> dict[str, int]:
+        """Realms at or above ``hnsw_min`` live vectors with no graph yet: name -> code."""
+        with self._lock:
+            if not self.hnsw_min:
+                return {}
+            return {
+                name: code
+                for name, code in self._codes.items()
+                if code not in self._anns and self._realm_live(code) >= self.hnsw_min
+            }
+
+    def attach(self, code: int, ann: RealmAnn) -> None:
+        """Use ``ann`` (restored and checked by the caller) as the graph of realm ``code``."""
+        with self._lock:
+            self._anns[code] = ann
+
+    def graphs(self) -> dict[str, RealmAnn]:
+        """The HNSW graphs by realm name."""
+        with self._lock:
+            return {name: self._anns[code] for name, code in self._codes.items()
+                    if code in self._anns}  # fmt: skip
+
+    def has_graph(self, realm: str) -> bool:
+        return self._codes.get(realm, 0) in self._anns
+
+    def id_of(self, row: int) -> str:
+        return self._ids[row]
+
+    def row_of(self, memory_id: str) -> int | None:
+        return self._row.get(memory_id)
+
+    def realm_code(self, realm: str) -> int | None:
+        return self._codes.get(realm)
+
+    def live_rows(self, code: int) -> np.ndarray:
+        """Every live row of the realm with ``code``."""
+        with self._lock:
+            return self._realm_rows(code)
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        return self._matrix[rows]
+
+    def row_hashes(self, hash_rows: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``hash_rows`` applied to every row of the matrix (dead rows included), by row."""
+        with self._lock:
+            return hash_rows(self._matrix[: len(self._ids)])
+
+    # --- search --------------------------------------------------------------------------------
 
     def get(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
         """The live vectors of ``ids`` (copies); ids not in the index or hidden are left out."""
@@ -94,22 +256,66 @@ class VectorIndex:
                 mask &= axis[:n] == code
         return mask
 
-    def search(self, query: np.ndarray, scope: Scope, k: int) -> list[tuple[str, float]]:
-        """The ``k`` nearest live vectors in ``scope``: (memory id, cosine), best first."""
+    def search(
+        self, query: np.ndarray, scope: Scope, k: int, *, exact: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` nearest live vectors in ``scope``: (memory id, cosine), best first.
+
+        Through the realm's HNSW graph when it has one, unless ``exact``.
+        """
+        query = query.astype(np.float32)
         with self._lock:
+            if k <= 0:
+                return []
+            ann = None if exact else self._anns.get(self._codes.get(scope.realm, 0))
+            if ann is not None:
+                found = self._search_graph(ann, query, scope, k)
+                if found is not None:
+                    return found
             mask = self._mask(scope)
-            if mask is None or k <= 0:
+            if mask is None:
                 return []
             rows = np.flatnonzero(mask)
             if rows.size == 0:
                 return []
-            # Scoring every row and masking beats gathering the scope's rows first: one
-            # matrix-vector product over contiguous memory.
-            sims = self._matrix[: len(self._ids)] @ query.astype(np.float32)
-            sims = sims[rows]
-            top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
-            top = top[np.argsort(-sims[top], kind="stable")]
-            return [(self._ids[rows[i]], float(sims[i])) for i in top]
+            if rows.size * 4 < len(self._ids):
+                # A small share of the rows: gathering them beats scoring every row.
+                sims = self._matrix[rows] @ query
+            else:
+                # Scoring every row and masking beats gathering most of them: one
+                # matrix-vector product over contiguous memory.
+                sims = (self._matrix[: len(self._ids)] @ query)[rows]
+            return self._top(rows, sims, k)
+
+    def _top(self, rows: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[str, float]]:
+        top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(self._ids[rows[i]], float(sims[i])) for i in top]
+
+    def _search_graph(
+        self, ann: RealmAnn, query: np.ndarray, scope: Scope, k: int
+    ) -> list[tuple[str, float]] | None:
+        """The graph's answer, or None when exact search must answer (a selective filter,
+        or fewer results than the scope holds)."""
+        if scope.agent_id is None and scope.channel is None:
+            rows, sims = ann.search(query, k)
+            if rows.size < min(k, len(ann)):
+                return None
+            return self._top(rows, sims, k)
+        mask = self._mask(scope)
+        if mask is None:
+            return []
+        matching = int(np.count_nonzero(mask))
+        if matching == 0:
+            return []
+        want = math.ceil(k * OVERSAMPLE * len(ann) / matching)
+        if want > MAX_ANN_CANDIDATES:
+            return None
+        rows, sims = ann.search(query, want)
+        keep = mask[rows]
+        if int(np.count_nonzero(keep)) < min(k, matching):
+            return None  # the filter ate too many: let exact search find them all
+        return self._top(rows[keep], sims[keep], k)
 
     def search_other_realms(
         self, query: np.ndarray, scope: Scope, k: int
@@ -126,6 +332,4 @@ class VectorIndex:
             if rows.size == 0 or k <= 0:
                 return []
             sims = (self._matrix[:n] @ query.astype(np.float32))[rows]
-            top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
-            top = top[np.argsort(-sims[top], kind="stable")]
-            return [(self._ids[rows[i]], float(sims[i])) for i in top]
+            return self._top(rows, sims, k)

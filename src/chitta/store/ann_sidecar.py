@@ -1,0 +1,212 @@
+"""The HNSW sidecar: the realms' graphs saved beside the store file, so opening is quick.
+
+Building a graph over 100k vectors takes tens of seconds on two cores; reading one back
+takes well under a second. The sidecar is only a cache: the ``embeddings`` table stays the
+truth. On open every saved graph is checked against the vectors just read from the store —
+the model identity, a checksum of its bytes, and for every vector in it that its memory is
+live in that realm with exactly that vector (compared by a CRC-32 of the vector's bytes) —
+then brought up to date (stale vectors out, missing ones in) or, when much has changed or
+anything fails to check, rebuilt. A sidecar
+that is missing, unreadable, corrupt or from another model never changes what recall finds.
+
+Layout: ``MAGIC``, the header's length and CRC-32 (4-byte little-endian each), a JSON
+header (format, model, settings, and per realm the memory ids in key order, the keys, and
+the length and CRC-32 of its two blobs), then each realm's blobs: usearch's own, and the
+CRC-32 of each of its vectors in key order. Owner-only (0600) like the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from usearch.index import Index
+
+from chitta.store.ann import CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH, RealmAnn
+from chitta.store.vectors import VectorIndex, build_threads
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"chitta-hnsw\x00"
+FORMAT = 4
+#: Repair a saved graph in place while at most this share of it changed; rebuild beyond,
+#: since many removals leave a graph with tombstones and weaker links.
+MAX_REPAIR_SHARE = 0.25
+_PREFIX = struct.Struct("<II")  # the header's length and CRC-32
+
+
+def sidecar_path(store_path: Path) -> Path:
+    return store_path.with_name(store_path.name + ".hnsw")
+
+
+@dataclass(frozen=True, slots=True)
+class _Saved:
+    """One realm's graph as read from the sidecar, its blobs checked against their CRC-32."""
+
+    ids: list[str]
+    keys: np.ndarray
+    blob: bytes
+    hashes: np.ndarray  # of each key's vector (row_hashes), as saved
+
+
+def row_hashes(matrix: np.ndarray) -> np.ndarray:
+    """The CRC-32 of each row's bytes: a changed vector changes its checksum (almost surely;
+    this guards against staleness and accidents, not against an adversary, who would need
+    write access to the owner-only store anyway)."""
+    rows = np.ascontiguousarray(matrix, dtype=np.float32)
+    return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
+
+
+def _settings() -> dict[str, int]:
+    return {"connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD}
+
+
+def _read(path: Path, model: dict) -> dict[str, _Saved]:
+    """The sidecar's graphs by realm; empty if it is missing, foreign, stale or corrupt."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    try:
+        if not data.startswith(MAGIC):
+            raise ValueError("no magic")
+        length, crc = _PREFIX.unpack_from(data, len(MAGIC))
+        start = len(MAGIC) + _PREFIX.size
+        raw = data[start : start + length]
+        if zlib.crc32(raw) != crc:
+            raise ValueError("header checksum")
+        header = json.loads(raw)
+        if header.get("format") != FORMAT or header.get("model") != model:
+            return {}
+        if header.get("settings") != _settings():
+            return {}
+        offset, saved = start + length, {}
+        for entry in header["realms"]:
+            blob = data[offset : offset + entry["blob_len"]]
+            offset += entry["blob_len"]
+            hashes = data[offset : offset + entry["hashes_len"]]
+            offset += entry["hashes_len"]
+            if zlib.crc32(blob) != entry["blob_crc"] or zlib.crc32(hashes) != entry["hashes_crc"]:
+                raise ValueError("checksum")
+            keys = np.asarray(entry["keys"], dtype=np.uint64)
+            row_hash = np.frombuffer(hashes, dtype=np.uint32)
+            if not len(keys) == len(entry["ids"]) == len(row_hash):
+                raise ValueError("lengths")
+            saved[entry["realm"]] = _Saved(list(entry["ids"]), keys, blob, row_hash)
+        return saved
+    except (ValueError, KeyError, TypeError, AttributeError, struct.error):
+        log.warning("ignoring the HNSW sidecar %s: it is corrupt; rebuilding", path)
+        return {}
+
+
+def _restore(
+    index: VectorIndex, code: int, saved: _Saved, hashes: np.ndarray
+) -> tuple[RealmAnn | None, int]:
+    """The saved graph checked against the live vectors and repaired, and how many rows the
+    repair changed; (None, 0) to rebuild."""
+    try:
+        graph = Index.restore(bytes(saved.blob))
+    except Exception:  # usearch raises plain errors on a bad blob
+        return None, 0
+    if graph is None or graph.ndim != index.dim or len(graph) != len(saved.keys):
+        return None, 0
+    if saved.keys.size and not np.all(graph.contains(saved.keys)):
+        return None, 0
+    graph.expansion_search = EXPANSION_SEARCH
+    live = np.zeros(len(hashes), dtype=bool)
+    live[index.live_rows(code)] = True
+    rows = np.array([-1 if (r := index.row_of(i)) is None else r for i in saved.ids], np.int64)
+    same = rows >= 0
+    same[same] = live[rows[same]]
+    same[same] = hashes[rows[same]] == saved.hashes[same]
+    stale = saved.keys[~same]
+    covered = np.zeros(len(hashes), dtype=bool)
+    covered[rows[same]] = True
+    missing = np.flatnonzero(live & ~covered)
+    if stale.size + missing.size > MAX_REPAIR_SHARE * max(1, int(live.sum())):
+        return None, 0
+    if stale.size:
+        graph.remove(stale)
+    ann = RealmAnn(index.dim, graph)
+    next_key = int(saved.keys.max()) + 1 if saved.keys.size else 0
+    ann.adopt(saved.keys[same].astype(np.int64), rows[same], next_key)
+    if missing.size:
+        ann.add(missing, index.vectors_of(missing), threads=build_threads(missing.size))
+    return ann, int(stale.size + missing.size)
+
+
+def attach_graphs(index: VectorIndex, path: Path, model: dict) -> None:
+    """Give every realm due a graph one: from the sidecar when it checks, else built anew.
+
+    Saves the sidecar again when a graph was built, or when the repairs have grown past
+    :data:`RESAVE_SHARE` of the graphs (a few writes since the last save are cheaper to repair
+    at each open than rewriting a file of ~1.7 KB per vector).
+    """
+    due = index.realms_due_a_graph()
+    if not due:
+        return
+    saved = _read(path, model) if path.exists() else {}
+    hashes = index.row_hashes(row_hashes) if saved else np.zeros(0, np.uint32)
+    built, repaired = False, 0
+    for realm, code in due.items():
+        found = saved.get(realm)
+        ann, changed = _restore(index, code, found, hashes) if found else (None, 0)
+        repaired += changed
+        if ann is None:
+            ann = index.build_graph(code)
+            built = True
+        index.attach(code, ann)
+    index.dirty, index.changes = built, repaired
+    if index.needs_save():
+        save_graphs(index, path, model)
+
+
+def save_graphs(index: VectorIndex, path: Path, model: dict) -> None:
+    """Write every graph of ``index`` to the sidecar (atomically, owner-only); never raises."""
+    graphs = index.graphs()
+    if not graphs:
+        return
+    entries, blobs = [], []
+    for realm, ann in graphs.items():
+        keyed = ann.keyed_rows()
+        blob = bytes(ann.index.save())
+        rows = np.array([r for _, r in keyed], dtype=np.int64)
+        hashes = row_hashes(index.vectors_of(rows)).tobytes()
+        blobs += [blob, hashes]
+        entries.append(
+            {
+                "realm": realm,
+                "ids": [index.id_of(r) for r in rows.tolist()],
+                "keys": [k for k, _ in keyed],
+                "blob_len": len(blob),
+                "blob_crc": zlib.crc32(blob),
+                "hashes_len": len(hashes),
+                "hashes_crc": zlib.crc32(hashes),
+            }
+        )
+    header = json.dumps(
+        {"format": FORMAT, "model": model, "settings": _settings(), "realms": entries}
+    ).encode()
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(MAGIC + _PREFIX.pack(len(header), zlib.crc32(header)) + header)
+            for blob in blobs:
+                fh.write(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        index.dirty, index.changes = False, 0
+    except OSError as exc:
+        # The sidecar is a cache: failing to write it costs the next open a rebuild, no more.
+        log.warning("could not save the HNSW sidecar %s: %s", path, exc.strerror)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
