@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterable
 
 from chitta.store.kinds import Kind
+from chitta.store.postings import Postings
 from chitta.store.records import Memory, Scope
 from chitta.store.terms import STOP_WORDS
 
@@ -109,12 +110,12 @@ class CorrectionIndex:
     """Keys of live, current corrections → their ids, per realm."""
 
     def __init__(self) -> None:
-        self._by_key: dict[tuple[str, str], set[str]] = {}
-        self._entries: dict[str, tuple[tuple[str, str, str], frozenset[str]]] = {}
+        self._postings: Postings[tuple[str, str]] = Postings()  # (realm, key) -> ids
+        self._scopes: dict[str, tuple[str, str, str]] = {}  # id -> (realm, agent, channel)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._postings)
 
     def insert(self, memories: Iterable[Memory]) -> None:
         """Index new memories; a new memory that supersedes a correction unindexes it."""
@@ -129,38 +130,27 @@ class CorrectionIndex:
             self._drop(memory.id)
             if not indexed(memory):
                 return
-            keys = correction_keys(memory)
-            self._entries[memory.id] = ((memory.realm, memory.agent_id, memory.channel), keys)
-            for key in keys:
-                self._by_key.setdefault((memory.realm, key), set()).add(memory.id)
+            self._scopes[memory.id] = (memory.realm, memory.agent_id, memory.channel)
+            self._postings.put(memory.id, ((memory.realm, k) for k in correction_keys(memory)))
 
     def drop(self, memory_id: str) -> None:
         with self._lock:
             self._drop(memory_id)
 
     def _drop(self, memory_id: str) -> None:
-        entry = self._entries.pop(memory_id, None)
-        if entry is None:
-            return
-        (realm, _, _), keys = entry
-        for key in keys:
-            ids = self._by_key.get((realm, key))
-            if ids is not None:
-                ids.discard(memory_id)
-                if not ids:
-                    del self._by_key[(realm, key)]
+        self._scopes.pop(memory_id, None)
+        self._postings.drop(memory_id)
 
     def keys_of(self, memory_id: str) -> frozenset[str]:
-        entry = self._entries.get(memory_id)
-        return entry[1] if entry else frozenset()
+        return frozenset(key for _, key in self._postings.keys_of(memory_id))
 
     def lookup(self, keys: Iterable[str], scope: Scope) -> dict[str, tuple[str, ...]]:
         """Corrections in ``scope`` holding any of ``keys``: id → the keys that matched."""
         found: dict[str, set[str]] = {}
         with self._lock:
             for key in keys:
-                for memory_id in self._by_key.get((scope.realm, key), ()):
-                    (_, agent, channel), _ = self._entries[memory_id]
+                for memory_id in self._postings.ids((scope.realm, key)):
+                    _, agent, channel = self._scopes[memory_id]
                     if (scope.agent_id is None or agent == scope.agent_id) and (
                         scope.channel is None or channel == scope.channel
                     ):
