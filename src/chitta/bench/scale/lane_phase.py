@@ -2,7 +2,9 @@
 
 Part of the recall phase. Each query is planned and embedded as the hybrid preset's pipeline
 does it (recall/pipeline.py), then every lane of the registry (:data:`LANES`, so lanes added
-later are timed too) runs alone on the same context, in rotating order. The `sem` lane's
+later are timed too) runs alone on the same context, in rotating order; the derived lanes
+(ctx, common, graph) run last, seeded as in the hybrid pipeline with the fusion of its first
+lanes' rankings (the fusion's time is not theirs). The `sem` lane's
 answer is compared with exact search over the same scope: recall@10 of the lane against the
 exact top 10, and the exact search's own time.
 """
@@ -16,6 +18,7 @@ from typing import Any
 from chitta.bench.scale.settings import LIMIT, REALM
 from chitta.bench.score import percentile
 from chitta.recall.config import preset
+from chitta.recall.fusion import rrf
 from chitta.recall.lanes import LANES, LaneContext
 from chitta.recall.query import plan_query
 from chitta.store.records import Scope
@@ -38,7 +41,8 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
     times: dict[str, list[float]] = {"plan": [], "embed": [], "sem_exact": []}
     times.update({name: [] for name in LANES})
     overlap: list[float] = []
-    names = list(LANES)
+    names = [name for name, lane in LANES.items() if not lane.derived]
+    derived = [name for name, lane in LANES.items() if lane.derived]
     for i, query in enumerate(queries):
         t = time.perf_counter()
         stats = store.term_stats()
@@ -49,10 +53,19 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
         t = time.perf_counter()
         vector = embedder.embed([plan.embed_text]).vectors[0]
         times["embed"].append(_ms(t))
-        ctx = LaneContext(query, plan.terms, vector, scope, config.depth(LIMIT), store)
+        ctx = LaneContext(query, plan.terms, vector, scope, config.depth(LIMIT), store,
+                          common=plan.common)  # fmt: skip
+        rankings = {}
         for name in names[i % len(names) :] + names[: i % len(names)]:
             t = time.perf_counter()
-            LANES[name].run(ctx)
+            rankings[name] = LANES[name].run(ctx)
+            times[name].append(_ms(t))
+        hybrid = {n: r for n, r in rankings.items() if n in config.lane_weights}
+        seeds = [f.id for f in rrf(hybrid, weights=config.lane_weights)][: ctx.depth]
+        seeded = ctx.with_seeds(seeds)
+        for name in derived:
+            t = time.perf_counter()
+            LANES[name].run(seeded)
             times[name].append(_ms(t))
         t = time.perf_counter()
         exact = index.search(vector, scope, ctx.depth, exact=True)
