@@ -132,8 +132,8 @@ def recall(
     derived = [lane for lane in lanes if lane.derived]
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
-        first = _fuse(config, rankings, ctx)
-        seeded = ctx.with_seeds([f.id for f in first[: ctx.depth]])
+        found = _fuse(config, rankings, ctx)
+        seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
         rankings |= _run_lanes(derived, seeded, timing)
     t = time.perf_counter()
     fused = _fuse(config, rankings, ctx)

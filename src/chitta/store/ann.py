@@ -13,15 +13,15 @@ import numpy as np
 from usearch.index import Index
 
 #: A realm is searched through its HNSW graph once it holds this many live vectors; below,
-#: exact search. Measured on the scale benchmark's real MiniLM vectors, 200 LoCoMo questions,
-#: depth 40, 2 cores (docs/benchmarks.md, "HNSW for the `sem` lane";
-#: benchmarks/results/hnsw-crossover.json), exact / HNSW p50: 0.06 / 0.14 ms at 2k,
-#: 0.24 / 0.40 ms at 5k, 4.4 / 0.55 ms at 10k, 6.9 / 0.82 ms at 20k, 7.1 / 1.2 ms at 100k, with
-#: the machine shared (numpy's threaded matrix-vector product suffers most from that); on a
-#: lighter load exact took 0.11 ms at 10k and 0.83 ms at 30k. From 10k on the graph is never
-#: more than ~0.4 ms slower and often several times faster, its recall@10 against exact stays
-#: ≥ 0.99 (0.9995 at 10k), and building it takes 1.3 s.
-HNSW_MIN_VECTORS = 10_000
+#: exact search. Measured with `python -m chitta.bench.scale.hnsw_crossover` on the scale
+#: benchmark's real MiniLM vectors, 200 LoCoMo questions, depth 40, 2 cores, the machine quiet
+#: (benchmarks/results/hnsw-crossover-quiet.json; docs/benchmarks.md), exact / HNSW p50:
+#: 0.09 / 0.16 ms at 5k, 0.20 / 0.32 ms at 10k, 0.58 / 0.63 ms at 20k, 1.80 / 0.94 ms at 50k,
+#: 3.69 / 1.11 ms at 100k. Below 50k exact search costs under 2 ms of a ~10 ms recall, and a
+#: graph would add a build (8 s at 50k), a sidecar file and memory for less than a millisecond;
+#: from 50k the graph is twice as fast or more. (On a loaded machine numpy's threaded product
+#: suffers most: 4.4 ms at 10k then, against HNSW's 0.55; benchmarks/results/hnsw-crossover.json.)
+HNSW_MIN_VECTORS = 50_000
 #: Graph degree (M) and build beam (efConstruction); usearch's defaults, which gave
 #: recall@10 ≥ 0.99 against exact at every size measured (0.991 at 50k, 0.992 at 100k).
 CONNECTIVITY = 16

@@ -9,7 +9,8 @@ score is all the activation it received. This reaches memories that share no wor
 question, only a name with something that did: the second hop of a multi-hop question.
 
 An entity named by many memories links little (a speaker's name links everything), so only
-entities in at most ``max_share`` of the realm's memories are followed, weighted by
+entities in at most ``max_share`` of the realm's memories (and at most ``max_members``) are
+followed, weighted by
 1 / ln(1 + memories naming it); and the work per recall is bounded (``budget`` postings),
 so a hub cannot make recall slow. Activation that lands in an attractor's basin (the
 realm's densest clusters, recall/attractors.py) is multiplied by 1.15.
@@ -37,8 +38,10 @@ class GraphLane:
     strength: float = 0.5  # seed 001 spread_strength
     decay: float = 0.5  # seed 001 spread_decay
     hops: int = 3  # seed 001 max_hops
-    #: Entities named by more than this share of the realm's memories are not followed.
+    #: Entities named by more than this share of the realm's memories, or by more than
+    #: ``max_members`` of them, are not followed: they link too much to mean anything.
     max_share: float = 0.03
+    max_members: int = 200
     #: Memories visited per recall, at most; beyond it the spread stops where it is.
     budget: int = 5000
     basin_boost: float = 1.15  # seed 001: activation inside an attractor's basin
@@ -47,7 +50,8 @@ class GraphLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         links = ctx.store.links()
         realm = ctx.scope.realm
-        limit = max(2.0, self.max_share * ctx.store.term_stats().size(realm))
+        share = self.max_share * ctx.store.term_stats().size(realm)
+        limit = min(max(2.0, share), float(self.max_members))
         frontier = {seed: 1.0 / rank for rank, seed in enumerate(ctx.seeds[: self.seeds], 1)}
         starts = set(frontier)  # they pass activation on; spreading back to them says nothing
         reached = set(frontier)
@@ -60,8 +64,11 @@ class GraphLane:
             spread: dict[str, float] = {}
             for memory_id, activation in frontier.items():
                 for entity, weight in self._targets(links, realm, names[memory_id], related, limit):
-                    # Sorted: when the budget cuts a posting short, the same part is kept.
-                    for other in sorted(links.named_by(realm, entity))[: self.budget - visits]:
+                    members = links.named_by(realm, entity)
+                    if len(members) > self.budget - visits:
+                        # Sorted: when the budget cuts a posting short, the same part is kept.
+                        members = sorted(members)[: self.budget - visits]
+                    for other in members:
                         visits += 1
                         if other not in starts:
                             spread[other] = spread.get(other, 0.0) + activation * passed * weight
