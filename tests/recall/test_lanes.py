@@ -233,3 +233,18 @@ def test_field_leaves_the_realm_only_through_xr_and_never_the_agent(
             assert hit.memory.realm == "r1" or set(hit.lanes) == {"xr"}
             assert hit.memory.realm != "r1" or "xr" not in hit.lanes
             assert agent is None or hit.memory.agent_id == agent
+
+
+def test_derived_lanes_never_score_what_only_xr_found(chitta: Chitta) -> None:
+    """A cross-realm memory ranks by its xr share alone: it does not seed ctx, common or graph
+    (here, "melanie" is common in r1, so the common lane would otherwise pick it up)."""
+    days = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    for i in range(24):
+        chitta.remember(f"Melanie: note {i}, we went walking on {days[i % 7]} number {i}",
+                        realm="r1")  # fmt: skip
+    away = chitta.remember("Melanie painted a sunset over the lake last summer", realm="r2").id
+    result = chitta.recall("What did Melanie paint?", realm="r1", strategy="field", limit=50)
+    assert result.plan is not None and "melanie" in result.plan.common
+    hit = next(h for h in result.hits if h.memory.id == away)
+    assert set(hit.lanes) == {"xr"} and hit.memory.realm == "r2"
+    assert any("common" in h.lanes for h in result.hits)  # the lane ran, on r1's memories

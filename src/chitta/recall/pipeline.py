@@ -14,7 +14,7 @@ from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
 from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
-from chitta.recall.lanes import LANES, NEEDS_VECTOR, Lane, LaneContext
+from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import rank
@@ -132,7 +132,7 @@ def recall(
     derived = [lane for lane in lanes if lane.derived]
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
-        found = _fuse(config, rankings, ctx)
+        found = [f for f in _fuse(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
         seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
         rankings |= _run_lanes(derived, seeded, timing)
     t = time.perf_counter()

@@ -53,3 +53,37 @@ def test_activation_in_an_attractor_basin_is_boosted(stock, context) -> None:
     plain = dict(GraphLane(max_share=1.0, basin_boost=1.0).run(context(seeds=[seed])))
     boosted = dict(GraphLane(max_share=1.0).run(context(seeds=[seed])))
     assert boosted[basin[0]] == plain[basin[0]] * 1.15
+
+
+def test_the_ranking_is_the_same_whatever_the_hash_seed(tmp_path) -> None:
+    """Postings are sets; the lane sorts them, so a new process ranks exactly the same."""
+    import subprocess
+    import sys
+
+    script = f"""
+import time
+from chitta.recall.lanes.base import LaneContext
+from chitta.recall.lanes.graph import GraphLane
+from chitta.store.confidence import Confidence
+from chitta.store.kinds import Kind
+from chitta.store.records import Memory, Scope, Source
+from chitta.store.sqlite import Store
+
+with Store({str(tmp_path / "g.db")!r}) as store:
+    if not store.exists("m0000"):
+        text = "met Ann{{}} and Bo{{}} at Site{{}}"
+        memories = [Memory(f"m{{i:04d}}", Kind.INSIGHT, text.format(i % 37, i % 23, i % 11),
+                           "work", "", "", (), Source(), 1, 1, None, Confidence.initial(0.01),
+                           0.7, "hot") for i in range(600)]
+        store.insert([(m, None) for m in memories])
+    ctx = LaneContext("q", (), None, Scope("work"), 40, store).with_seeds(["m0001", "m0002"])
+    print(GraphLane(max_share=1.0, budget=300).run(ctx))
+"""
+    runs = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       env={"PYTHONHASHSEED": seed, "PATH": ""}, timeout=120)
+        for seed in ("1", "2", "3")
+    ]  # fmt: skip
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    assert runs[0].stdout.count("m0") > 10

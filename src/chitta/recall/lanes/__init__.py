@@ -33,5 +33,8 @@ LANES: dict[str, Lane] = {
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
 NEEDS_VECTOR = frozenset({"sem", "hdc", "xr"})
+#: Lanes that find memories outside the recall's scope (marked as such): what only they found
+#: never seeds the derived lanes, which would otherwise score it as if it were in scope.
+OUTSIDE_SCOPE = frozenset({"xr"})
 
-__all__ = ["LANES", "NEEDS_VECTOR", "Lane", "LaneContext"]
+__all__ = ["LANES", "NEEDS_VECTOR", "OUTSIDE_SCOPE", "Lane", "LaneContext"]

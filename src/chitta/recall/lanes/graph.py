@@ -64,10 +64,9 @@ class GraphLane:
             spread: dict[str, float] = {}
             for memory_id, activation in frontier.items():
                 for entity, weight in self._targets(links, realm, names[memory_id], related, limit):
-                    members = links.named_by(realm, entity)
-                    if len(members) > self.budget - visits:
-                        # Sorted: when the budget cuts a posting short, the same part is kept.
-                        members = sorted(members)[: self.budget - visits]
+                    # Sorted, so that sums and the budget's cut are the same in every process
+                    # (a set's order depends on the string hash seed).
+                    members = sorted(links.named_by(realm, entity))[: self.budget - visits]
                     for other in members:
                         visits += 1
                         if other not in starts:
@@ -78,7 +77,7 @@ class GraphLane:
                     break
             for memory_id, activation in spread.items():
                 scores[memory_id] = scores.get(memory_id, 0.0) + activation
-            frontier = {m: a for m, a in spread.items() if m not in reached}
+            frontier = {m: spread[m] for m in sorted(spread) if m not in reached}
             reached.update(frontier)
             if not frontier or visits >= self.budget:
                 break
