@@ -534,3 +534,18 @@ def test_restore_refuses_a_bad_backup_and_keeps_the_store(
 def test_restore_of_missing_backup(store: Store, tmp_path: Path) -> None:
     with pytest.raises(StoreMissing):
         store.restore_from(tmp_path / "absent.db")
+
+
+def test_close_releases_the_file_even_when_flushing_fails(store_path, make_memory) -> None:
+    store = Store(store_path)
+    kept = make_memory("a memory to keep safe")
+    store.insert([(kept, None)])
+
+    def failing_flush() -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    store._access.close = failing_flush  # a flush that fails, as on a full disk
+    with pytest.raises(sqlite3.OperationalError):
+        store.close()
+    with Store(store_path) as again:  # the instance lock was released
+        assert again.get(kept.id).content == "a memory to keep safe"

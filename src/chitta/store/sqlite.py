@@ -8,15 +8,17 @@ before the call returns, so an acknowledged write survives a crash of the proces
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -116,6 +118,22 @@ def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[str]]:
     return " AND ".join(sql), params
 
 
+T = TypeVar("T")
+
+
+def _whole(write: Callable[..., T]) -> Callable[..., T]:
+    """Run a write under the store's lock from start to end: the file and the in-memory
+    indexes change as one step, so an index being built from the file on another thread
+    cannot miss the write or count it twice."""
+
+    @functools.wraps(write)
+    def locked(self: Store, *args: Any, **kwargs: Any) -> T:
+        with self._mutex:
+            return write(self, *args, **kwargs)
+
+    return locked
+
+
 class Store:
     """One chitta store file, owned by this process while open."""
 
@@ -177,15 +195,21 @@ class Store:
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._access.close()  # the buffered access history, before the file goes
-        with self._mutex:
-            if self._vectors is not None and self._vectors.needs_save() and self._conn is not None:
-                self._save_graphs()
+        """Flush the access history, save the HNSW graphs if due, close the file and release
+        the instance lock — the last two even when one of the first two fails."""
+        try:
             if self._conn is not None:
-                self._conn.close()
-                self._conn = None  # type: ignore[assignment]
-            self._lock.release()
+                self._access.close()  # the buffered access history, before the file goes
+            with self._mutex:
+                vectors = self._vectors
+                if vectors is not None and vectors.needs_save() and self._conn is not None:
+                    self._save_graphs()
+        finally:
+            with self._mutex:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None  # type: ignore[assignment]
+                self._lock.release()
 
     def __enter__(self) -> Store:
         return self
@@ -257,6 +281,7 @@ class Store:
 
     # --- memories ------------------------------------------------------------------------------
 
+    @_whole
     def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Insert memories (with their vectors, if any) in one transaction."""
         with self.transaction() as conn:
@@ -317,6 +342,7 @@ class Store:
             found.update((r["id"], _memory_from_row(r)) for r in rows)
         return found
 
+    @_whole
     def update(self, memory: Memory) -> None:
         """Write back a memory's mutable state (lifecycle fields, tags, links); its access
         count and last access are the access log's and are left as stored."""
@@ -331,6 +357,7 @@ class Store:
         if self._corrections is not None:
             self._corrections.put(memory)
 
+    @_whole
     def update_many(self, memories: Iterable[Memory]) -> int:
         memories = list(memories)  # read twice: the update, then the correction index
         with self.transaction() as conn:
@@ -373,6 +400,7 @@ class Store:
             else:
                 self._links.remove(memory.id)
 
+    @_whole
     def set_deleted(self, memory_id: str, deleted_at: int | None) -> Memory:
         """Soft-delete (a time) or restore (``None``) a memory; returns it as now stored."""
         memory = self.get(memory_id, include_deleted=True)
@@ -392,15 +420,17 @@ class Store:
                 self._sparse.add_live([(updated, self.vectors_for([memory_id]).get(memory_id))])
         return updated
 
+    @_whole
     def purge(self, memory_id: str) -> None:
-        """Remove a memory, its vector and its index entries for good."""
-        if self._terms is not None:
-            gone = self._query(
-                "SELECT realm, content FROM memories WHERE id = ? AND deleted_at IS NULL",
-                (memory_id,),
-            )
-            if gone:
-                self._terms.add(gone[0][0], gone[0][1], -1)
+        """Remove a memory, its vector and its index entries for good.
+
+        The HNSW sidecar goes too when there is one: usearch keeps a removed vector's bytes in
+        the graph it saves, so the graphs are rebuilt from the live vectors on next use rather
+        than saved with the purged one in them.
+        """
+        live = self._query(
+            "SELECT realm, content FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)
+        )
         with self.transaction() as conn:
             if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
                 raise MemoryNotFound(f"memory {memory_id} does not exist")
@@ -408,8 +438,13 @@ class Store:
             conn.execute(
                 "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?", (memory_id,)
             )
+        if self._terms is not None and live:
+            self._terms.add(live[0][0], live[0][1], -1)
         if self._vectors is not None:
             self._vectors.set_alive(memory_id, False)
+            if self._vectors.graphs():
+                self._vectors = None
+        ann_sidecar.sidecar_path(self.path).unlink(missing_ok=True)
         if self._links is not None:
             self._links.remove(memory_id)
         if self._sparse is not None:
