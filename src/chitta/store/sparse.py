@@ -171,8 +171,10 @@ class SparseIndex:
             for feature, activation in zip(feats[0].tolist(), acts[0].tolist(), strict=True):
                 posted = self._postings.get((scope.realm, feature))
                 if posted:
-                    rows.append(np.frombuffer(posted[0], dtype=np.int32))
-                    weights.append(np.frombuffer(posted[1], dtype=np.float32) * activation)
+                    # Copies, not views: a view would pin the array, and an insert appending
+                    # to it on another thread would fail with BufferError.
+                    rows.append(np.array(posted[0], dtype=np.int32))
+                    weights.append(np.array(posted[1], dtype=np.float32) * activation)
             if not rows:
                 return []
             scores = np.bincount(np.concatenate(rows), weights=np.concatenate(weights))

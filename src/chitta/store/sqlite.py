@@ -595,13 +595,17 @@ class Store:
                 self._terms = stats
             return self._terms
 
-    def episode_neighbours(self, memory_id: str, span: int) -> list[tuple[str, int]]:
+    def episode_neighbours(
+        self, memory_id: str, span: int, episode: str | None = None
+    ) -> list[tuple[str, int]]:
         """The live memories within ``span`` places of ``memory_id`` in its episode (in the
-        order they were stored), with their distance: 1 is the turn just before or after."""
-        rows = self._query("SELECT episode_id FROM memories WHERE id = ?", (memory_id,))
-        if not rows or rows[0][0] is None or span <= 0:
+        order they were stored), with their distance: 1 is the turn just before or after.
+        ``episode`` saves looking the memory's episode up when the caller has it."""
+        if episode is None:
+            rows = self._query("SELECT episode_id FROM memories WHERE id = ?", (memory_id,))
+            episode = rows[0][0] if rows else None
+        if episode is None or span <= 0:
             return []
-        episode = rows[0][0]
         live = "episode_id = ? AND deleted_at IS NULL"
         before = self._query(
             f"SELECT id FROM memories WHERE {live} AND id < ? ORDER BY id DESC LIMIT ?",

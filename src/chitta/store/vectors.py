@@ -218,9 +218,6 @@ class VectorIndex:
     def row_of(self, memory_id: str) -> int | None:
         return self._row.get(memory_id)
 
-    def realm_code(self, realm: str) -> int | None:
-        return self._codes.get(realm)
-
     def live_rows(self, code: int) -> np.ndarray:
         """Every live row of the realm with ``code``."""
         with self._lock:

@@ -34,7 +34,7 @@ class LaneContext:
     primed: Sequence[str] = ()  # memories the session touched lately, newest first
     topics: tuple[str, ...] = ()  # distinctive words of the session's recent queries
     seeds: tuple[str, ...] = ()
-    _loaded: dict[str, Memory] = field(default_factory=dict, compare=False, repr=False)
+    _loaded: dict[str, Memory | None] = field(default_factory=dict, compare=False, repr=False)
 
     def with_seeds(self, seeds: Sequence[str]) -> LaneContext:
         """This context for the derived lanes, seeded with a first fusion's candidates."""
@@ -44,11 +44,13 @@ class LaneContext:
         )  # fmt: skip
 
     def memories(self, ids: Sequence[str]) -> dict[str, Memory]:
-        """Live memories by id, loaded once per recall however many lanes ask."""
+        """Live memories by id, loaded once per recall however many lanes ask (an id found
+        missing or forgotten is remembered as such, not asked for again)."""
         missing = [i for i in ids if i not in self._loaded]
         if missing:
-            self._loaded.update(self.store.get_many(missing))
-        return {i: self._loaded[i] for i in ids if i in self._loaded}
+            found = self.store.get_many(missing)
+            self._loaded.update({i: found.get(i) for i in missing})
+        return {i: m for i in ids if (m := self._loaded[i]) is not None}
 
 
 class Lane(Protocol):

@@ -35,10 +35,16 @@ class ContextLane:
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         scores: dict[str, float] = {}
+        best = ctx.memories(ctx.seeds[: self.seeds])  # loaded once for the whole recall
         for rank, seed in enumerate(ctx.seeds[: self.seeds], start=1):
-            for neighbour, distance in ctx.store.episode_neighbours(seed, self.span):
+            memory = best.get(seed)
+            if memory is None or memory.episode_id is None:
+                continue
+            near = ctx.store.episode_neighbours(seed, self.span, memory.episode_id)
+            for neighbour, distance in near:
                 scores[neighbour] = scores.get(neighbour, 0.0) + 1.0 / (rank * distance)
-        pool = [*ctx.seeds, *(i for i in scores if i not in set(ctx.seeds))]
+        seeds = set(ctx.seeds)
+        pool = [*ctx.seeds, *(i for i in scores if i not in seeds)]
         if ctx.primed:
             recent = set(ctx.primed)
             for memory_id in pool:
