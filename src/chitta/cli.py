@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -157,6 +158,45 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
             _emit(result_to_dict(result))
         else:
             print_hits(result)
+
+
+@main.command()
+@click.option("--deadline", type=float, default=30.0, show_default=True,
+              help="Seconds a request may run before its caller gets a timeout error.")  # fmt: skip
+@click.pass_context
+def serve(ctx: click.Context, deadline: float) -> None:
+    """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C.
+
+    The socket is $CHITTA_HOME/chitta.sock unless CHITTA_SOCKET_PATH names another; the
+    protocol is in docs/daemon.md.
+    """
+    import signal
+
+    from chitta.api import Chitta
+    from chitta.daemon.server import Daemon
+    from chitta.errors import AlreadyRunning, StoreLocked
+
+    settings = _settings(ctx)
+    with _errors():
+        if deadline <= 0:
+            raise BadArgument(f"--deadline must be positive, got {deadline}")
+        try:
+            chitta = Chitta.open(settings)
+        except StoreLocked as exc:
+            pid = f" (pid {exc.pid})" if exc.pid else ""
+            where = settings.store_path
+            raise AlreadyRunning(f"chitta is already running{pid} on {where}") from None
+        try:
+            daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline)
+        except BaseException:
+            chitta.close()
+            raise
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: daemon.stop())
+        click.echo(f"chitta serve: listening on {settings.socket_path} (pid {os.getpid()})",
+                   err=True)  # fmt: skip
+        daemon.serve_forever()
+        click.echo("chitta serve: stopped", err=True)
 
 
 @main.command()

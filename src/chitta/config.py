@@ -84,10 +84,20 @@ class Settings:
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     recall: RecallSwitches = field(default_factory=RecallSwitches)
     log_level: str = "WARNING"
+    socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
 
     @property
     def store_path(self) -> Path:
         return store_path(self.home, self.store)
+
+    @property
+    def socket_path(self) -> Path:
+        """Where the daemon listens (`chitta serve`) and clients connect."""
+        return self.socket or self.home / SOCKET_NAME
+
+
+#: The daemon's socket file under the home, unless CHITTA_SOCKET_PATH names another.
+SOCKET_NAME = "chitta.sock"
 
 
 def store_path(home: Path, name: str) -> Path:
@@ -168,4 +178,5 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         embed=embed,
         recall=_recall_switches(env),
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
+        socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
     )

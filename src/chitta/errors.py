@@ -89,6 +89,19 @@ class StoreMissing(StoreError):
     code = "store_missing"
 
 
+class AlreadyRunning(StoreError):
+    """A chitta daemon already serves this store or answers on this socket."""
+
+    code = "already_running"
+
+
+class DaemonUnavailable(ChittaError):
+    """No daemon answers on the socket, or it went away mid-request."""
+
+    code = "daemon_unavailable"
+    exit_code = 4
+
+
 class StoreLocked(StoreError):
     """Another process holds the store's instance lock."""
 

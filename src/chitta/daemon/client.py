@@ -1,0 +1,83 @@
+"""A JSON-RPC client of the daemon: standard library only, so hooks start fast."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+from chitta.daemon import protocol
+from chitta.errors import ChittaError, DaemonUnavailable
+
+
+class DaemonError(ChittaError):
+    """The daemon answered with an error; ``rpc_code`` is the JSON-RPC code, ``code`` chitta's."""
+
+    def __init__(self, rpc_code: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.rpc_code = rpc_code
+        self.code = code or "daemon_error"
+        # Bad input keeps its meaning (exit 2) across the socket.
+        self.exit_code = (
+            2 if rpc_code in (protocol.INVALID_PARAMS, protocol.METHOD_NOT_FOUND) else 4
+        )
+
+
+class DaemonClient:
+    """One connection to the daemon; calls are answered in order. Not thread-safe: one
+    client per thread."""
+
+    def __init__(self, path: Path, *, timeout_s: float = 60.0) -> None:
+        self.path = Path(path)
+        self._ids = itertools.count(1)
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout_s)
+        try:
+            self._sock.connect(str(self.path))
+        except OSError as exc:
+            self._sock.close()
+            raise DaemonUnavailable(f"no chitta daemon answers on {self.path}: {exc}") from None
+        self._reader = self._sock.makefile("rb")
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        """The result of ``method``, or a :class:`DaemonError` with the daemon's reason."""
+        request_id = next(self._ids)
+        try:
+            self._sock.sendall(protocol.request_line(method, params, request_id))
+            line = self._reader.readline()
+        except OSError as exc:
+            raise DaemonUnavailable(f"the daemon on {self.path} went away: {exc}") from None
+        if not line:
+            raise DaemonUnavailable(f"the daemon on {self.path} closed the connection")
+        reply = json.loads(line)
+        if "error" in reply:
+            error = reply["error"]
+            raise DaemonError(
+                error["code"], error["message"], (error.get("data") or {}).get("code")
+            )
+        return reply["result"]
+
+    def close(self) -> None:
+        self._reader.close()
+        self._sock.close()
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def daemon_answers(path: Path) -> bool:
+    """Whether a daemon accepts connections on ``path`` (a quick probe)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()

@@ -1,0 +1,196 @@
+"""The daemon's JSON-RPC methods: one per MCP tool (DESIGN.md §5), over one open store.
+
+Each method takes named parameters, checks them (an unknown or mistyped one is an error
+naming it), calls the :class:`~chitta.api.Chitta` facade and returns a JSON object with
+``"ok": true``. Chitta's own errors pass through as they are; the server turns them into
+JSON-RPC errors carrying their code. Methods that write say so (``writes``): the server runs
+those one at a time.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.errors import BadArgument
+from chitta.store.records import Source
+
+Params = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """A named parameter: its JSON type(s), and whether it must be given."""
+
+    types: tuple[type, ...]
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    name: str
+    run: Callable[[Chitta, Params], dict[str, Any]]
+    params: Mapping[str, Param]
+    writes: bool
+
+
+_TEXT = Param((str,))
+_OPTIONAL_TEXT = Param((str, type(None)))
+_FLAG = Param((bool,))
+_LIST = Param((list,))
+
+
+def check_params(method: Method, params: Params) -> None:
+    """Refuse unknown, missing or mistyped parameters, naming the first one."""
+    unknown = sorted(set(params) - set(method.params))
+    if unknown:
+        raise BadArgument(
+            f"unknown parameter {unknown[0]!r} for {method.name}; it takes: "
+            f"{', '.join(sorted(method.params)) or 'nothing'}"
+        )
+    for name, spec in method.params.items():
+        if name not in params:
+            if spec.required:
+                raise BadArgument(f"{method.name} needs the parameter {name!r}")
+            continue
+        value = params[name]
+        if isinstance(value, bool) and bool not in spec.types:
+            raise BadArgument(f"{name} must be {_kinds(spec)}, got a boolean")
+        if not isinstance(value, spec.types):
+            raise BadArgument(f"{name} must be {_kinds(spec)}, got {type(value).__name__}")
+
+
+def _kinds(spec: Param) -> str:
+    names = {str: "text", int: "a number", float: "a number", bool: "true or false",
+             list: "a list", type(None): "null"}  # fmt: skip
+    return " or ".join(dict.fromkeys(names[t] for t in spec.types))
+
+
+def _remember(chitta: Chitta, p: Params) -> dict[str, Any]:
+    source = Source(session=p.get("session"), file=p.get("file"), url=p.get("url"))
+    done = chitta.remember(
+        p["content"], kind=p.get("kind"), realm=p.get("realm"), agent_id=p.get("agent_id"),
+        channel=p.get("channel"), tags=p.get("tags"), source=source,
+        event_time=p.get("event_time"), supersedes=p.get("supersedes"),
+        confidence=p.get("confidence"),
+    )  # fmt: skip
+    return {"ok": True, "id": done.id, "deduplicated": done.deduplicated,
+            "similarity": done.similarity, "truncated": done.truncated}  # fmt: skip
+
+
+def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
+    from chitta.cli_format import result_to_dict
+
+    ablate = p.get("ablate", [])
+    if not all(isinstance(lane, str) for lane in ablate):
+        raise BadArgument("ablate must be a list of lane names")
+    result = chitta.recall(
+        p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
+        limit=p.get("limit", 10), strategy=p.get("strategy", "hybrid"), ablate=ablate,
+        include_superseded=p.get("include_superseded", False), fusion=p.get("fusion"),
+        cross_realm=p.get("cross_realm", False), disable_hdc=p.get("disable_hdc", False),
+        session=p.get("session"),
+    )  # fmt: skip
+    return result_to_dict(result)
+
+
+def _one_id(action: Callable[[Chitta, str], object]) -> Callable[[Chitta, Params], dict]:
+    def run(chitta: Chitta, p: Params) -> dict[str, Any]:
+        action(chitta, p["id"])
+        return {"ok": True, "id": p["id"]}
+
+    return run
+
+
+def _status(chitta: Chitta, p: Params) -> dict[str, Any]:
+    return {"ok": True, **chitta.status()}
+
+
+def _export(chitta: Chitta, p: Params) -> dict[str, Any]:
+    from chitta.transfer import export_jsonl
+
+    out = io.StringIO()
+    counts = export_jsonl(chitta, out, realm=p.get("realm"),
+                          embeddings=p.get("embeddings", False),
+                          include_deleted=p.get("include_deleted", False))  # fmt: skip
+    return {"ok": True, "counts": counts, "jsonl": out.getvalue()}
+
+
+def _import(chitta: Chitta, p: Params) -> dict[str, Any]:
+    from chitta.transfer import import_jsonl
+
+    report = import_jsonl(chitta, p["jsonl"].splitlines(), into=p.get("into"))
+    return {"ok": True, "imported": {"memories": report.memories, "episodes": report.episodes,
+                                     "triplets": report.triplets},
+            "skipped_existing": report.skipped_existing, "bad_lines": report.bad_lines,
+            "errors": [{"line": n, "message": m} for n, m in report.errors]}  # fmt: skip
+
+
+_SCOPE = {"realm": _OPTIONAL_TEXT, "agent_id": _OPTIONAL_TEXT, "channel": _OPTIONAL_TEXT}
+_ID = {"id": Param((str,), required=True)}
+
+METHODS: Mapping[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            "remember",
+            _remember,
+            {
+                "content": Param((str,), required=True),
+                "kind": _OPTIONAL_TEXT,
+                **_SCOPE,
+                "tags": Param((str, list, type(None))),
+                "session": _OPTIONAL_TEXT,
+                "file": _OPTIONAL_TEXT,
+                "url": _OPTIONAL_TEXT,
+                "event_time": _OPTIONAL_TEXT,
+                "supersedes": _OPTIONAL_TEXT,
+                "confidence": Param((int, float, type(None))),
+            },
+            writes=True,
+        ),  # fmt: skip
+        Method(
+            "recall",
+            _recall,
+            {
+                "query": Param((str,), required=True),
+                **_SCOPE,
+                "limit": Param((int,)),
+                "strategy": _TEXT,
+                "ablate": _LIST,
+                "include_superseded": _FLAG,
+                "fusion": _OPTIONAL_TEXT,
+                "cross_realm": _FLAG,
+                "disable_hdc": _FLAG,
+                "session": _OPTIONAL_TEXT,
+            },
+            writes=False,
+        ),  # fmt: skip
+        Method("forget", _one_id(Chitta.forget), _ID, writes=True),
+        Method("strengthen", _one_id(Chitta.strengthen), _ID, writes=True),
+        Method("weaken", _one_id(Chitta.weaken), _ID, writes=True),
+        Method("memory_status", _status, {}, writes=False),
+        Method(
+            "export_memories",
+            _export,
+            {
+                "realm": _OPTIONAL_TEXT,
+                "embeddings": _FLAG,
+                "include_deleted": _FLAG,
+            },
+            writes=False,
+        ),  # fmt: skip
+        Method(
+            "import_memories",
+            _import,
+            {
+                "jsonl": Param((str,), required=True),
+                "into": _OPTIONAL_TEXT,
+            },
+            writes=True,
+        ),  # fmt: skip
+    )
+}

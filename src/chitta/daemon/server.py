@@ -1,0 +1,267 @@
+"""`chitta serve`: one process owns the store and answers JSON-RPC on a Unix socket.
+
+The model, the store and its indexes are loaded once and shared by every client. Each
+connection has a reader thread; each request runs on a worker pool that grows with load up
+to :data:`MAX_WORKERS` (seed 001's 8-16: threads are started as requests need them). Reads
+run side by side; methods that write go through one writer lock, one at a time. A request
+that outlives its deadline is answered with a timeout error while it finishes in the
+background (a watchdog in all but name: the caller is never left hanging).
+
+Shutdown (SIGTERM, SIGINT, or :meth:`Daemon.stop`): the listening socket closes, requests in
+flight finish, the store flushes and closes, and the socket file is removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import stat
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.daemon import protocol
+from chitta.daemon.methods import METHODS, check_params
+from chitta.errors import AlreadyRunning, ChittaError, StoreError
+
+log = logging.getLogger(__name__)
+
+MAX_WORKERS = 16
+#: How long a request may run before its caller gets a timeout error, in seconds.
+DEADLINE_S = 30.0
+#: Latencies kept per method for the status figures (the newest).
+LATENCY_WINDOW = 1000
+#: The longest path a Unix socket address can hold on Linux, in bytes.
+MAX_SOCKET_PATH = 107
+
+
+class Stats:
+    """Request counts and latencies per method, for `chitta status` (no request content)."""
+
+    def __init__(self) -> None:
+        self.started = time.time()
+        self._lock = threading.Lock()
+        self._count: dict[str, int] = {}
+        self._errors: dict[str, int] = {}
+        self._ms: dict[str, deque[float]] = {}
+
+    def record(self, method: str, ms: float, ok: bool) -> None:
+        with self._lock:
+            self._count[method] = self._count.get(method, 0) + 1
+            if not ok:
+                self._errors[method] = self._errors.get(method, 0) + 1
+            self._ms.setdefault(method, deque(maxlen=LATENCY_WINDOW)).append(ms)
+
+    def figures(self) -> dict[str, Any]:
+        with self._lock:
+            per_method = {
+                m: {"requests": n, "errors": self._errors.get(m, 0),
+                    "p50_ms": _percentile(self._ms[m], 50), "p95_ms": _percentile(self._ms[m], 95)}
+                for m, n in sorted(self._count.items())
+            }  # fmt: skip
+        return {"pid": os.getpid(), "uptime_s": round(time.time() - self.started, 1),
+                "requests": sum(v["requests"] for v in per_method.values()),
+                "methods": per_method}  # fmt: skip
+
+
+def _percentile(values: deque[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))], 3)
+
+
+class Daemon:
+    """The server: a bound socket, its connections and the worker pool over one store."""
+
+    def __init__(
+        self,
+        chitta: Chitta,
+        socket_path: Path,
+        *,
+        deadline_s: float = DEADLINE_S,
+        max_workers: int = MAX_WORKERS,
+        max_request: int = protocol.MAX_REQUEST_BYTES,
+    ) -> None:
+        self.chitta = chitta
+        self.path = Path(socket_path)
+        self.deadline_s = deadline_s
+        self.max_request = max_request
+        self.stats = Stats()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="chitta-rpc")
+        self._writer = threading.Lock()
+        self._stopping = threading.Event()
+        self._in_flight = 0
+        self._idle = threading.Condition()
+        self._listener = self._bind()
+
+    # --- the socket -----------------------------------------------------------------------
+
+    def _bind(self) -> socket.socket:
+        if len(os.fsencode(self.path)) > MAX_SOCKET_PATH:
+            raise StoreError(
+                f"socket path {self.path} is longer than {MAX_SOCKET_PATH} bytes; "
+                "set CHITTA_SOCKET_PATH to a shorter one"
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._replace_stale()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is owner-only from the moment it exists
+        try:
+            listener.bind(str(self.path))
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        listener.listen(64)
+        listener.settimeout(0.2)  # so the accept loop sees a stop request
+        return listener
+
+    def _replace_stale(self) -> None:
+        """Remove a socket file left by a daemon that died; refuse one that answers."""
+        if not self.path.exists() and not self.path.is_symlink():
+            return
+        if not stat.S_ISSOCK(os.lstat(self.path).st_mode):
+            raise StoreError(f"{self.path} exists and is not a socket; remove it or move it")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.settimeout(1.0)
+            probe.connect(str(self.path))
+        except OSError:
+            self.path.unlink()  # nobody listens: a crashed daemon's socket
+            return
+        finally:
+            probe.close()
+        raise AlreadyRunning(f"a chitta daemon already answers on {self.path}")
+
+    # --- serving --------------------------------------------------------------------------
+
+    def serve_forever(self) -> None:
+        """Accept connections until :meth:`stop`; then finish in-flight work and clean up."""
+        try:
+            while not self._stopping.is_set():
+                try:
+                    conn, _ = self._listener.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    if self._stopping.is_set():
+                        break
+                    raise
+                threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
+                                 name="chitta-conn").start()  # fmt: skip
+        finally:
+            self._shutdown()
+
+    def stop(self) -> None:
+        """Ask the server to stop (safe from a signal handler or another thread)."""
+        self._stopping.set()
+
+    def _shutdown(self) -> None:
+        self._listener.close()
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
+        self._pool.shutdown(wait=True)
+        try:
+            self.chitta.close()
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+
+    def _serve_connection(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            while True:
+                try:
+                    line = reader.readline(self.max_request + 1)
+                except OSError:
+                    return  # the client went away
+                if not line:
+                    return
+                if len(line) > self.max_request or not line.endswith(b"\n"):
+                    _send(conn, protocol.error_line(
+                        None, protocol.TOO_LARGE,
+                        f"request over {self.max_request} bytes or not ended by a newline",
+                    ))  # fmt: skip
+                    return  # the rest of an oversized line cannot be framed
+                if line.strip() == b"":
+                    continue
+                reply = self._answer(line)
+                if reply is not None and not _send(conn, reply):
+                    return
+
+    def _answer(self, line: bytes) -> bytes | None:
+        """The response line for one request line (None for a notification)."""
+        started = time.perf_counter()
+        method, ok = "(invalid)", False
+        try:
+            request = protocol.parse_request(line)
+        except protocol.ProtocolError as exc:
+            self.stats.record(method, _ms(started), False)
+            return protocol.error_line(protocol.request_id_of(line), exc.code, str(exc))
+        try:
+            entry = METHODS.get(request.method)
+            if entry is None:
+                raise protocol.ProtocolError(
+                    protocol.METHOD_NOT_FOUND,
+                    f"unknown method {request.method!r}; methods: {', '.join(sorted(METHODS))}",
+                )
+            method = entry.name
+            if self._stopping.is_set():
+                raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping")
+            result = self._run(entry, request.params)
+            ok = True
+            reply = protocol.result_line(request.id, result)
+        except protocol.ProtocolError as exc:
+            reply = protocol.error_line(request.id, exc.code, str(exc), exc.data)
+        except ChittaError as exc:
+            code = protocol.INVALID_PARAMS if exc.exit_code == 2 else protocol.CHITTA_ERROR
+            reply = protocol.error_line(request.id, code, str(exc), {"code": exc.code})
+        except Exception:  # a bug: logged with its traceback, answered without details
+            log.exception("request %s failed", method)
+            reply = protocol.error_line(request.id, protocol.INTERNAL_ERROR, "internal error")
+        self.stats.record(method, _ms(started), ok)
+        return None if request.notification else reply
+
+    def _run(self, entry: Any, params: dict[str, Any]) -> dict[str, Any]:
+        check_params(entry, params)
+        with self._idle:
+            self._in_flight += 1
+        future = self._pool.submit(self._call, entry, params)
+        future.add_done_callback(lambda _: self._done())
+        try:
+            return future.result(timeout=self.deadline_s)
+        except FutureTimeout:
+            log.warning("%s ran over its %.1f s deadline; the caller was answered", entry.name,
+                        self.deadline_s)  # fmt: skip
+            raise protocol.ProtocolError(
+                protocol.TIMEOUT, f"{entry.name} did not finish within {self.deadline_s:g} s"
+            ) from None
+
+    def _call(self, entry: Any, params: dict[str, Any]) -> dict[str, Any]:
+        if entry.name == "memory_status":
+            return {**entry.run(self.chitta, params), "daemon": self.stats.figures()}
+        if entry.writes:
+            with self._writer:
+                return entry.run(self.chitta, params)
+        return entry.run(self.chitta, params)
+
+    def _done(self) -> None:
+        with self._idle:
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+
+def _send(conn: socket.socket, data: bytes) -> bool:
+    try:
+        conn.sendall(data)
+        return True
+    except OSError:
+        return False
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
