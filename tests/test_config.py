@@ -71,8 +71,6 @@ def test_recall_switches() -> None:
 
 
 def test_the_socket_path_defaults_under_the_home_and_can_be_moved() -> None:
-    from pathlib import Path
-
     assert load_settings({"CHITTA_HOME": "/h"}).socket_path == Path("/h/chitta.sock")
     moved = load_settings({"CHITTA_HOME": "/h", "CHITTA_SOCKET_PATH": "/run/c.sock"})
     assert moved.socket_path == Path("/run/c.sock")

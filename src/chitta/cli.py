@@ -54,6 +54,15 @@ def _settings(ctx: click.Context) -> Settings:
     return ctx.find_object(Settings) or load_settings()
 
 
+def _daemon(ctx: click.Context):
+    """A client of this store's daemon when one answers on its socket, else None (the
+    command then opens the store in-process)."""
+    from chitta.daemon.client import DaemonClient, daemon_answers
+
+    path = _settings(ctx).socket_path
+    return DaemonClient(path) if daemon_answers(path) else None
+
+
 @contextmanager
 def _open(ctx: click.Context, *, create: bool = True, check_model: bool = True):
     from chitta.api import Chitta
@@ -106,21 +115,29 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
         text = sys.stdin.read() if content == "-" else content
         source = Source(session=opts.pop("session"), file=opts.pop("source_file"),
                         url=opts.pop("url"))  # fmt: skip
-        with _open(ctx) as chitta:
-            result = chitta.remember(text, source=source, **opts)
+        client = _daemon(ctx)
+        if client is not None:
+            with client:
+                done = client.call("remember", content=text, **source.as_dict(),
+                                   **{k: v for k, v in opts.items() if v is not None})  # fmt: skip
+            done.pop("ok", None)
+        else:
+            with _open(ctx) as chitta:
+                result = chitta.remember(text, source=source, **opts)
+            done = {"id": result.id, "deduplicated": result.deduplicated,
+                    "similarity": result.similarity, "truncated": result.truncated,
+                    "supersedes": result.supersedes}  # fmt: skip
         if as_json:
-            _emit({"id": result.id, "deduplicated": result.deduplicated,
-                   "similarity": result.similarity, "truncated": result.truncated,
-                   "supersedes": result.supersedes})  # fmt: skip
+            _emit(done)
             return
-        if result.deduplicated:
+        if done["deduplicated"]:
             click.echo(
-                f"{result.id}  (near-duplicate, cosine {result.similarity}: reinforced the "
+                f"{done['id']}  (near-duplicate, cosine {done['similarity']}: reinforced the "
                 "existing memory)"
             )
         else:
-            click.echo(result.id)
-        if result.truncated:
+            click.echo(done["id"])
+        if done["truncated"]:
             click.echo("note: only the first 256 tokens were embedded", err=True)
 
 
@@ -152,12 +169,17 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
 
     with _errors(as_json):
         lanes = [x.strip() for x in ablate.split(",") if x.strip()] if ablate else []
-        with _open(ctx, create=False) as chitta:
-            result = chitta.recall(query, ablate=lanes, **opts)
-        if as_json:
-            _emit(result_to_dict(result))
+        client = _daemon(ctx)
+        if client is not None:
+            with client:
+                data = client.call("recall", query=query, ablate=lanes, **opts)
         else:
-            print_hits(result)
+            with _open(ctx, create=False) as chitta:
+                data = result_to_dict(chitta.recall(query, ablate=lanes, **opts))
+        if as_json:
+            _emit(data)
+        else:
+            print_hits(data)
 
 
 @main.command()
@@ -343,6 +365,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
                 "exists": False,
                 "model": identity.as_dict(),
             }
+        elif (client := _daemon(ctx)) is not None:
+            with client:
+                info = {"exists": True, **client.call("memory_status")}
+            info.pop("ok", None)
         else:
             # Opened without the model check, so a mismatch is shown rather than refused.
             with _open(ctx, create=False, check_model=False) as chitta:

@@ -61,27 +61,26 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     }
 
 
-def _lanes_text(hit) -> str:
+def _lanes_text(hit: dict[str, Any]) -> str:
     # A cross-realm hit names the realm it came from: xr@<realm>.
     return " ".join(
-        f"{name}{'@' + hit.memory.realm if name == 'xr' else ''}#{h.rank}:{h.raw:.2f}"
-        for name, h in hit.lanes.items()
+        f"{name}{'@' + hit['realm'] if name == 'xr' else ''}#{h['rank']}:{h['raw']:.2f}"
+        for name, h in hit["lanes"].items()
     )
 
 
-def _print_corrections(console: Console, result: RecallResult) -> None:
-    for match in result.corrections:
-        m = match.memory
-        text = m.content if len(m.content) <= 200 else m.content[:199] + "…"
-        console.print(f"correction {m.id} (key {', '.join(match.keys)}): {text}",
-                      markup=False, highlight=False)  # fmt: skip
+def _clip(text: str) -> str:
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
-def print_hits(result: RecallResult) -> None:
+def print_hits(data: dict[str, Any]) -> None:
+    """Render a recall in its JSON shape (:func:`result_to_dict`, or the daemon's reply)."""
     console = Console()
-    _print_corrections(console, result)
-    if not result.hits:
-        console.print(f"nothing found in realm {result.scope.realm!r} for that query")
+    for c in data["corrections"]:
+        console.print(f"correction {c['id']} (key {', '.join(c['keys'])}): {_clip(c['content'])}",
+                      markup=False, highlight=False)  # fmt: skip
+    if not data["hits"]:
+        console.print(f"nothing found in realm {data['scope']['realm']!r} for that query")
         return
     table = Table(show_lines=False, pad_edge=False, box=None)
     table.add_column("#", justify="right")
@@ -90,17 +89,16 @@ def print_hits(result: RecallResult) -> None:
     table.add_column("kind", no_wrap=True)
     table.add_column("id", no_wrap=True, min_width=26)
     table.add_column("memory", overflow="fold", ratio=1)
-    for rank, hit in enumerate(result.hits, start=1):
-        m = hit.memory
-        text = m.content if len(m.content) <= 200 else m.content[:199] + "…"
-        final = hit.score if hit.final is None else hit.final
-        table.add_row(str(rank), f"{final:.4f}", _lanes_text(hit), m.kind.value, m.id, text)
+    for hit in data["hits"]:
+        final = hit["score"] if hit["final"] is None else hit["final"]
+        table.add_row(str(hit["rank"]), f"{final:.4f}", _lanes_text(hit), hit["kind"],
+                      hit["id"], _clip(hit["content"]))  # fmt: skip
     console.print(table)
-    dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(result.dropped.items()))
+    dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(data["dropped"].items()))
     console.print(
-        f"[dim]{len(result.hits)} of {result.candidates} candidates ({dropped or 'none dropped'})"
-        f", strategy {result.strategy}, lanes {'+'.join(result.lanes_run)}, "
-        f"{result.timing_ms.get('total', 0):.1f} ms[/dim]"
+        f"[dim]{len(data['hits'])} of {data['candidates']} candidates "
+        f"({dropped or 'none dropped'}), strategy {data['strategy']}, "
+        f"lanes {'+'.join(data['lanes_run'])}, {data['timing_ms'].get('total', 0):.1f} ms[/dim]"
     )
 
 
@@ -157,4 +155,12 @@ def print_status(info: dict[str, Any]) -> None:
         table = Table("realm", "memories")
         for realm, count in sorted(info["per_realm"].items()):
             table.add_row(realm, str(count))
+        console.print(table)
+    if daemon := info.get("daemon"):
+        console.print(f"daemon: pid {daemon['pid']}, up {daemon['uptime_s']:.0f} s, "
+                      f"{daemon['requests']} requests")  # fmt: skip
+        table = Table("method", "requests", "errors", "p50 ms", "p95 ms")
+        for method, f in daemon["methods"].items():
+            table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",
+                          f"{f['p95_ms']:.1f}")  # fmt: skip
         console.print(table)

@@ -92,8 +92,12 @@ class Settings:
 
     @property
     def socket_path(self) -> Path:
-        """Where the daemon listens (`chitta serve`) and clients connect."""
-        return self.socket or self.home / SOCKET_NAME
+        """Where the daemon of this store listens (`chitta serve`) and clients connect:
+        ``chitta.sock`` for the default store, ``chitta-<store>.sock`` for another."""
+        if self.socket is not None:
+            return self.socket
+        name = SOCKET_NAME if self.store == DEFAULT_STORE else f"chitta-{self.store}.sock"
+        return self.home / name
 
 
 #: The daemon's socket file under the home, unless CHITTA_SOCKET_PATH names another.

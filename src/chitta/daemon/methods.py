@@ -78,7 +78,8 @@ def _remember(chitta: Chitta, p: Params) -> dict[str, Any]:
         confidence=p.get("confidence"),
     )  # fmt: skip
     return {"ok": True, "id": done.id, "deduplicated": done.deduplicated,
-            "similarity": done.similarity, "truncated": done.truncated}  # fmt: skip
+            "similarity": done.similarity, "truncated": done.truncated,
+            "supersedes": done.supersedes}  # fmt: skip
 
 
 def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:

@@ -1,0 +1,40 @@
+"""The CLI goes through the daemon when one serves the store, and works alone when none does."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
+
+
+def chitta(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(home)
+    proc = subprocess.run([sys.executable, "-m", "chitta", *args], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_remember_recall_and_status_use_the_running_daemon(home: Path, launch) -> None:
+    launch(home)  # holds the store: an in-process open would be refused
+    mid = chitta(home, "remember", WAL, "--realm", "demo", "--kind", "wisdom").stdout.strip()
+    human = chitta(home, "recall", "SQLite WAL crash recovery", "--realm", "demo").stdout
+    assert mid in human and "kw#1" in human
+    data = json.loads(chitta(home, "recall", "SQLite WAL", "--realm", "demo", "--json").stdout)
+    assert data["hits"][0]["id"] == mid
+    status = json.loads(chitta(home, "status", "--json").stdout)
+    assert status["per_realm"] == {"demo": 1}
+    methods = status["daemon"]["methods"]
+    assert methods["remember"]["requests"] == 1 and methods["recall"]["requests"] == 2
+    assert "daemon: pid" in chitta(home, "status").stdout
+
+
+def test_without_a_daemon_the_cli_opens_the_store_itself(home: Path) -> None:
+    mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
+    assert mid in chitta(home, "recall", "SQLite WAL", "--realm", "demo").stdout
+    assert "daemon" not in json.loads(chitta(home, "status", "--json").stdout)
