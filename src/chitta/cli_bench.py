@@ -292,6 +292,78 @@ def _write_outputs(record, runs, out: Path, append_docs: Path | None, console) -
 
 
 @bench.command()
+@DATA_OPTION
+@click.option(
+    "--home",
+    "homes",
+    required=True,
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="A CHITTA_HOME holding the store to serve; repeat for several sizes (e.g. "
+    "the n10000/home and n100000/home folders `chitta bench scale --workdir` leaves).",
+)
+@click.option("--store", default="default", show_default=True, help="Store name in each home.")
+@click.option("--realm", default="bench", show_default=True, help="Realm the queries ask.")
+@click.option(
+    "--queries",
+    type=int,
+    default=200,
+    show_default=True,
+    help="Recalls asked one at a time by one client.",
+)
+@click.option("--clients", type=int, default=8, show_default=True)
+@click.option(
+    "--per-client",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Recalls each concurrent client asks.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("benchmarks/results/daemon.json"),
+    show_default=True,
+)
+def daemon(**opts: Any) -> None:  # fmt: skip
+    """Recall latency through the daemon's socket, and throughput with concurrent clients."""
+    try:
+        _daemon_bench(**opts)
+    except ChittaError as exc:
+        _fail(exc)
+
+
+def _daemon_bench(data: Path | None, homes: tuple[Path, ...], store: str, realm: str,
+                  queries: int, clients: int, per_client: int, out: Path) -> None:  # fmt: skip
+    import json
+
+    from chitta.bench import environment
+    from chitta.bench.daemon import run
+
+    if queries < 1 or clients < 1 or per_client < 1:
+        raise BadArgument("--queries, --clients and --per-client must be at least 1")
+    path = data or environment.default_locomo()
+    results = {}
+    for home in homes:
+        figures = run(home, store, realm, path, queries=queries, clients=clients,
+                      per_client=per_client)  # fmt: skip
+        results[str(home)] = figures
+        single, conc = figures["single_client_ms"], figures["concurrent"]
+        click.echo(
+            f"{figures['memories']:,} memories: one client p50 {single['p50']:.1f} / p95 "
+            f"{single['p95']:.1f} ms; {conc['clients']} clients {conc['throughput_per_s']} "
+            f"recalls/s, p50 {conc['latency_ms']['p50']:.1f} / p95 "
+            f"{conc['latency_ms']['p95']:.1f} ms; errors {figures['errors']}"
+        )
+    record = {"command": _command_line(), "commit": environment.git_commit(),
+              "machine": {**environment.machine(), "loadavg": environment.loadavg()},
+              "results": results}  # fmt: skip
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    click.echo(f"wrote {out}")
+
+
+@bench.command()
 @click.argument("run_a", type=click.Path(path_type=Path))
 @click.argument("run_b", type=click.Path(path_type=Path))
 @click.option("--metric", default="recall@10", show_default=True)

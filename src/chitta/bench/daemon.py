@@ -1,0 +1,124 @@
+"""`chitta bench daemon`: recall through the daemon's socket, alone and under 8 clients.
+
+Starts `chitta serve` on an existing store (for example one `chitta bench scale --workdir`
+left behind), then asks LoCoMo's questions as recalls through the socket: first one client,
+one request at a time (latency as a client sees it: framing, JSON and the socket included),
+then ``clients`` clients at once (throughput, and latency under that load). The daemon is
+stopped with SIGTERM at the end. Only ids and figures are kept, never stored text.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from chitta.bench.locomo import load
+from chitta.bench.score import summary_ms
+from chitta.daemon.client import DaemonClient, daemon_answers
+from chitta.errors import BadArgument
+
+START_TIMEOUT_S = 300.0  # a first open of a big store builds its indexes
+
+
+def start_serve(home: Path, store: str) -> subprocess.Popen:
+    """`chitta serve` on ``home``/``store``, once its socket answers."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env |= {"CHITTA_HOME": str(home), "CHITTA_STORE": store}
+    proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    path = socket_of(home, store)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not daemon_answers(path):
+        if proc.poll() is not None:
+            raise BadArgument(f"chitta serve did not start: {proc.stderr.read().decode()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise BadArgument("chitta serve did not answer in time")
+        time.sleep(0.1)
+    return proc
+
+
+def socket_of(home: Path, store: str) -> Path:
+    from chitta.config import Settings
+
+    return Settings(home=home, store=store).socket_path
+
+
+def run(
+    home: Path, store: str, realm: str, data: Path, *, queries: int, clients: int, per_client: int
+) -> dict[str, Any]:
+    """The figures of one daemon run over the store at ``home``."""
+    if not (home / f"{store}.db").is_file():
+        raise BadArgument(f"no store {store!r} under {home}; run `chitta bench scale "
+                          "--workdir DIR` first and point --home at DIR/n<N>/home")  # fmt: skip
+    questions = [q.question for q in load(data).questions][: max(queries, clients * per_client)]
+    started = time.perf_counter()
+    proc = start_serve(home, store)
+    start_s = time.perf_counter() - started
+    path = socket_of(home, store)
+    try:
+        with DaemonClient(path) as client:
+            size = sum(client.call("memory_status")["per_realm"].values())
+            client.call("recall", query=questions[0], realm=realm)  # warm the caches
+            single = []
+            for q in questions[:queries]:
+                t = time.perf_counter()
+                client.call("recall", query=q, realm=realm)
+                single.append((time.perf_counter() - t) * 1000)
+        load_ms, wall = _concurrent(path, realm, questions, clients, per_client)
+        with DaemonClient(path) as client:
+            errors = sum(m["errors"] for m in client.call("memory_status")["daemon"]["methods"]
+                         .values())  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    return {
+        "memories": size,
+        "daemon_start_s": round(start_s, 2),
+        "single_client_ms": summary_ms(single),
+        "concurrent": {
+            "clients": clients,
+            "requests": len(load_ms),
+            "throughput_per_s": round(len(load_ms) / wall, 1),
+            "latency_ms": summary_ms(load_ms),
+        },  # fmt: skip
+        "errors": errors,
+    }
+
+
+def _concurrent(
+    path: Path, realm: str, questions: list[str], clients: int, per_client: int
+) -> tuple[list[float], float]:
+    times: list[float] = []
+    lock = threading.Lock()
+    failures: list[BaseException] = []
+
+    def client(n: int) -> None:
+        mine = []
+        try:
+            with DaemonClient(path) as c:
+                for i in range(per_client):
+                    q = questions[(n * per_client + i) % len(questions)]
+                    t = time.perf_counter()
+                    c.call("recall", query=q, realm=realm)
+                    mine.append((time.perf_counter() - t) * 1000)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            failures.append(exc)
+        with lock:
+            times.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise failures[0]
+    return times, time.perf_counter() - started
