@@ -239,17 +239,27 @@ def show(ctx: click.Context, memory_id: str, as_json: bool) -> None:
                 click.echo(f"{key:>14}: {value}")
 
 
-def _id_command(name: str, help_text: str, action: Callable[[Any, str], object]) -> None:
-    """Register a command that applies ``action`` to each MEMORY_ID."""
+def _id_command(
+    name: str, help_text: str, action: Callable[[Any, str], object], *, remote: bool = False
+) -> None:
+    """Register a command that applies ``action`` to each MEMORY_ID; with ``remote``, through
+    the daemon's method of the same name when a daemon serves the store."""
 
     @main.command(name=name, help=help_text)
     @click.argument("memory_ids", nargs=-1, required=True)
     @JSON_OPT
     @click.pass_context
     def command(ctx: click.Context, memory_ids: tuple[str, ...], as_json: bool) -> None:
-        with _errors(as_json), _open(ctx, create=False) as chitta:
-            for memory_id in memory_ids:
-                action(chitta, memory_id)
+        with _errors(as_json):
+            client = _daemon(ctx) if remote else None
+            if client is not None:
+                with client:
+                    for memory_id in memory_ids:
+                        client.call(name, id=memory_id)
+            else:
+                with _open(ctx, create=False) as chitta:
+                    for memory_id in memory_ids:
+                        action(chitta, memory_id)
             if as_json:
                 _emit({name: list(memory_ids)})
             else:
@@ -258,17 +268,17 @@ def _id_command(name: str, help_text: str, action: Callable[[Any, str], object])
 
 _id_command(
     "forget", "Forget memories (soft delete: `chitta restore` brings them back).",
-    lambda c, i: c.forget(i),
+    lambda c, i: c.forget(i), remote=True,
 )  # fmt: skip
 _id_command("restore", "Bring back forgotten memories.", lambda c, i: c.restore(i))
 _id_command("purge", "Remove memories for good.", lambda c, i: c.purge(i))
 _id_command(
     "strengthen", "Record evidence for memories (confidence and strength go up).",
-    lambda c, i: c.strengthen(i),
+    lambda c, i: c.strengthen(i), remote=True,
 )  # fmt: skip
 _id_command(
     "weaken", "Record evidence against memories (confidence and strength go down).",
-    lambda c, i: c.weaken(i),
+    lambda c, i: c.weaken(i), remote=True,
 )  # fmt: skip
 
 

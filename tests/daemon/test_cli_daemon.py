@@ -38,3 +38,13 @@ def test_without_a_daemon_the_cli_opens_the_store_itself(home: Path) -> None:
     mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
     assert mid in chitta(home, "recall", "SQLite WAL", "--realm", "demo").stdout
     assert "daemon" not in json.loads(chitta(home, "status", "--json").stdout)
+
+
+def test_forget_strengthen_and_weaken_go_through_the_daemon(home: Path, launch) -> None:
+    launch(home)
+    mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
+    for command in ("strengthen", "weaken", "forget"):
+        assert f"{command}: {mid}" in chitta(home, command, mid).stdout
+    status = json.loads(chitta(home, "status", "--json").stdout)
+    assert status["forgotten"] == 1
+    assert {"strengthen", "weaken", "forget"} <= set(status["daemon"]["methods"])
