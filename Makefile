@@ -33,6 +33,7 @@ install-export: $(EXPORT_STAMP)
 
 run: install
 	$(VENV)/bin/chitta init
+	$(VENV)/bin/chitta serve
 
 test: install
 	$(PY) -m pytest -q
