@@ -230,7 +230,11 @@ class Daemon:
         check_params(entry, params)
         with self._idle:
             self._in_flight += 1
-        future = self._pool.submit(self._call, entry, params)
+        try:
+            future = self._pool.submit(self._call, entry, params)
+        except RuntimeError:  # the pool shut down between the stop check and now
+            self._done()
+            raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping") from None
         future.add_done_callback(lambda _: self._done())
         try:
             return future.result(timeout=self.deadline_s)
