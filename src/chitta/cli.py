@@ -222,6 +222,18 @@ def serve(ctx: click.Context, deadline: float) -> None:
 
 
 @main.command()
+@click.pass_context
+def mcp(ctx: click.Context) -> None:
+    """Serve MCP on stdio, forwarding every tool to the daemon (started if none answers).
+
+    Register it with: claude mcp add chitta -- chitta mcp (see docs/mcp.md).
+    """
+    from chitta.mcp_server import run
+
+    run(_settings(ctx))
+
+
+@main.command()
 @click.argument("memory_id")
 @JSON_OPT
 @click.pass_context

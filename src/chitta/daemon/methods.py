@@ -95,7 +95,7 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
         cross_realm=p.get("cross_realm", False), disable_hdc=p.get("disable_hdc", False),
         session=p.get("session"),
     )  # fmt: skip
-    return result_to_dict(result)
+    return {"ok": True, **result_to_dict(result)}
 
 
 def _one_id(action: Callable[[Chitta, str], object]) -> Callable[[Chitta, Params], dict]:

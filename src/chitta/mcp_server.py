@@ -1,0 +1,220 @@
+"""`chitta mcp`: an MCP server on stdio whose tools forward to the daemon (DESIGN.md §5).
+
+Each tool is one JSON-RPC method of the daemon (daemon/methods.py), with the same named
+parameters. The server holds no store: it connects to the daemon's socket for every call,
+starting ``chitta serve`` in the background when nothing answers there (daemon/launch.py).
+Results are the daemon's JSON (``"ok": true`` …); failures are ``{"ok": false, "error":
+<code>, "message": …}`` with the tool result flagged as an error, so the calling model reads
+which argument to fix. Stdout carries protocol messages only; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+import subprocess
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from chitta import __version__
+from chitta.config import Settings
+from chitta.daemon import launch
+from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
+from chitta.errors import ChittaError, DaemonUnavailable
+from chitta.recall.config import PRESETS
+
+log = logging.getLogger(__name__)
+
+Result = dict[str, Any]
+Text = Annotated[str | None, Field(description="optional")]
+Realm = Annotated[str | None, Field(description="The project (default: default).")]
+Id = Annotated[str, Field(description="A memory id, as remember or recall returned it.")]
+
+
+class Forwarder:
+    """Sends tool calls to the daemon, starting it when nothing answers on its socket."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._lock = threading.Lock()  # one launcher at a time among this server's calls
+        self._started: tuple[subprocess.Popen, int] | None = None  # (process, log offset)
+
+    def start(self) -> None:
+        """Begin starting the daemon now (without waiting), so the first call waits less."""
+        with self._lock:
+            if not daemon_answers(self.settings.socket_path):
+                self._started = launch.spawn_daemon(self.settings)
+
+    def call(self, method: str, **params: Any) -> Result:
+        """The daemon's result, or the error shape; ``None`` parameters are left out."""
+        given = {k: v for k, v in params.items() if v is not None}
+        try:
+            try:
+                client = DaemonClient(self.settings.socket_path)
+            except DaemonUnavailable:
+                # Only a failed connect is retried: a write may have landed before a drop.
+                self._ensure()
+                client = DaemonClient(self.settings.socket_path)
+            with client:
+                return client.call(method, **given)
+        except DaemonError as exc:
+            return {"ok": False, "error": exc.code, "message": str(exc), "rpc_code": exc.rpc_code}
+        except ChittaError as exc:
+            return {"ok": False, "error": exc.code, "message": str(exc)}
+
+    def _ensure(self) -> None:
+        with self._lock:
+            if daemon_answers(self.settings.socket_path):
+                return
+            started, self._started = self._started, None
+            if started is None or started[0].poll() is not None:
+                started = launch.spawn_daemon(self.settings)
+            log.info("waiting for the chitta daemon on %s", self.settings.socket_path)
+            launch.wait_for_daemon(self.settings, *started)
+
+
+class ChittaMCP(MCPServer):
+    """The SDK's server, with argument errors in chitta's error shape."""
+
+    def __init__(self, forwarder: Forwarder) -> None:
+        super().__init__(name="chitta", version=__version__,
+                         instructions="Long-term memory: remember what you learn, recall it "
+                         "before answering. Results are JSON with ok.")  # fmt: skip
+        self.forwarder = forwarder
+        self.params: dict[str, tuple[str, ...]] = {}
+
+    def offer(self, fn: Callable[..., CallToolResult], annotations: ToolAnnotations) -> None:
+        """Register ``fn`` as a tool named after it; its docstring is the description."""
+        self.params[fn.__name__] = tuple(inspect.signature(fn).parameters)
+        self.add_tool(fn, annotations=annotations)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        unknown = sorted(set(arguments) - set(self.params.get(name, arguments)))
+        if unknown:
+            takes = ", ".join(self.params[name]) or "nothing"
+            why = f"unknown parameter {unknown[0]!r} for {name}; it takes: {takes}"
+            return as_result(_bad(why))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return as_result(_bad(_describe(exc.__cause__)))
+            raise
+
+
+def as_result(value: Result) -> CallToolResult:
+    """A tool's JSON as an MCP result: as text and as structured content, flagged as an
+    error when ``ok`` is false."""
+    text = json.dumps(value, ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=value,
+        is_error=not value.get("ok", False),
+    )
+
+
+def _bad(message: str) -> Result:
+    return {"ok": False, "error": "bad_argument", "message": message}
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    name = ".".join(str(part) for part in first["loc"]) or "arguments"
+    return f"{name}: {first['msg']}"
+
+
+def build_server(forwarder: Forwarder) -> ChittaMCP:
+    """The MCP server with one tool per daemon method."""
+    server = ChittaMCP(forwarder)
+
+    def forward(method: str, values: dict[str, Any]) -> CallToolResult:
+        # A tool's locals() at its first line hold its parameters (and this closure's names).
+        return as_result(forwarder.call(method, **{k: values[k] for k in server.params[method]}))
+
+    reads = ToolAnnotations(read_only_hint=True)
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+    def remember(
+        content: Annotated[str, Field(description="The memory: one fact, decision, lesson…")],
+        kind: Annotated[str | None, Field(description="wisdom, correction, preference, "
+                                          "episode, failure, … (default insight)")] = None,
+        realm: Realm = None,
+        tags: Annotated[str | list[str] | None, Field(description="Tags, a list or a,b")] = None,
+        agent_id: Text = None, channel: Text = None, session: Text = None, file: Text = None,
+        url: Text = None, event_time: Text = None, supersedes: Text = None,
+        confidence: Annotated[float | None, Field(description="In (0, 1); default 0.7")] = None,
+    ) -> CallToolResult:  # fmt: skip
+        """Store a memory. A near-duplicate reinforces the existing one instead
+        (deduplicated: true). supersedes: the id of a memory this one replaces.
+        event_time: ISO 8601 when it happened, if not now."""
+        return forward("remember", locals())
+
+    def recall(
+        query: Annotated[str, Field(description="What you want to know, in plain words.")],
+        realm: Realm = None,
+        limit: Annotated[int, Field(description="At most this many memories")] = 10,
+        strategy: Annotated[str, Field(description=" | ".join(PRESETS))] = "hybrid",
+        agent_id: Text = None, channel: Text = None, session: Text = None,
+        ablate: Annotated[list[str] | None, Field(description="Lanes to switch off")] = None,
+        fusion: Annotated[str | None, Field(description="rrf or rsf")] = None,
+        cross_realm: bool = False, disable_hdc: bool = False, include_superseded: bool = False,
+    ) -> CallToolResult:  # fmt: skip
+        """Find the memories that best answer a query, ranked, with the lanes that found
+        them and an honest verdict when the store knows nothing about it. strategy:
+        hybrid (default: keyword + semantic + more lanes), semantic, keyword, or field
+        (every lane)."""
+        return forward("recall", locals())
+
+    def forget(id: Id) -> CallToolResult:
+        """Forget a memory (soft delete; it can be restored from the CLI)."""
+        return forward("forget", locals())
+
+    def strengthen(id: Id) -> CallToolResult:
+        """Record evidence for a memory: its confidence and strength go up."""
+        return forward("strengthen", locals())
+
+    def weaken(id: Id) -> CallToolResult:
+        """Record evidence against a memory: its confidence and strength go down."""
+        return forward("weaken", locals())
+
+    def memory_status() -> CallToolResult:
+        """The store, the model, memories per realm, and the daemon's figures."""
+        return forward("memory_status", locals())
+
+    def export_memories(
+        realm: Annotated[str | None, Field(description="Only this realm")] = None,
+        embeddings: bool = False, include_deleted: bool = False,
+    ) -> CallToolResult:  # fmt: skip
+        """Every memory, episode and triplet as JSONL text (the `jsonl` field), with counts."""
+        return forward("export_memories", locals())
+
+    def import_memories(
+        jsonl: Annotated[str, Field(description="JSONL text, as export_memories gives it")],
+        into: Annotated[str | None, Field(description="Put all into this realm")] = None,
+    ) -> CallToolResult:  # fmt: skip
+        """Import JSONL; bad lines are reported and skipped, existing ids are kept."""
+        return forward("import_memories", locals())
+
+    for fn in (recall, memory_status, export_memories):
+        server.offer(fn, reads)
+    for fn in (remember, strengthen, weaken, import_memories):
+        server.offer(fn, writes)
+    server.offer(forget, ToolAnnotations(read_only_hint=False, destructive_hint=True))
+    return server
+
+
+def run(settings: Settings) -> None:
+    """Serve MCP on stdin/stdout until the client closes the stream."""
+    forwarder = Forwarder(settings)
+    try:
+        forwarder.start()
+    except (OSError, ChittaError) as exc:  # the first call says it again, as a tool error
+        log.warning("could not start the chitta daemon: %s", exc)
+    build_server(forwarder).run("stdio")

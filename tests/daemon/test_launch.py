@@ -1,0 +1,52 @@
+"""Starting the daemon on demand (daemon/launch.py), with real `chitta serve` processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from chitta.config import load_settings
+from chitta.daemon.client import DaemonClient, daemon_answers
+from chitta.daemon.launch import ensure_daemon, log_path, spawn_daemon, wait_for_daemon
+from chitta.errors import DaemonUnavailable
+
+
+def settings_for(home: Path, **changes):
+    return replace(load_settings({"CHITTA_HOME": str(home)}), **changes)
+
+
+def test_ensure_daemon_starts_one_and_reuses_it(home: Path, launch) -> None:
+    settings = settings_for(home)
+    # CHITTA_HOME reaches the detached daemon through --home, not the environment.
+    path = ensure_daemon(settings)
+    try:
+        with DaemonClient(path) as client:
+            pid = client.call("memory_status")["daemon"]["pid"]
+        assert ensure_daemon(settings) == path  # already answering: nothing new started
+        with DaemonClient(path) as client:
+            assert client.call("memory_status")["daemon"]["pid"] == pid
+        assert stat.S_IMODE(log_path(settings).stat().st_mode) == 0o600
+    finally:
+        os.kill(pid, signal.SIGTERM)
+
+
+def test_a_loser_waits_for_the_winner(home: Path, launch) -> None:
+    launch(home)  # the winner, already serving
+    settings = settings_for(home)
+    proc, offset = spawn_daemon(settings)  # exits: already running
+    wait_for_daemon(settings, proc, offset)
+    assert proc.wait() != 0
+    assert daemon_answers(settings.socket_path)
+
+
+def test_a_daemon_that_cannot_start_is_reported(home: Path, tmp_path: Path) -> None:
+    too_long = tmp_path / ("s" * 120) / "c.sock"
+    settings = settings_for(home, socket=too_long)
+    proc, offset = spawn_daemon(settings)
+    with pytest.raises(DaemonUnavailable, match="exited with code 4: .*longer than"):
+        wait_for_daemon(settings, proc, offset)

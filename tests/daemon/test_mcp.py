@@ -1,0 +1,152 @@
+"""`chitta mcp` end to end: the SDK's own stdio client against a real `python -m chitta mcp`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+TOOLS = {"remember", "recall", "forget", "strengthen", "weaken", "memory_status",
+         "export_memories", "import_memories"}  # fmt: skip
+STOP_TIMEOUT_S = 30.0
+#: Generous: the first call waits for the daemon the MCP server starts (it loads the model).
+CALL_TIMEOUT_S = 120.0
+
+
+def server_params(home: Path) -> StdioServerParameters:
+    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    return StdioServerParameters(command=sys.executable, args=["-m", "chitta", "mcp"], env=env)
+
+
+Session = Callable[[str, dict[str, Any] | None], Awaitable[tuple[dict[str, Any], bool]]]
+
+
+async def in_session(home: Path, body: Callable[[ClientSession, Session], Awaitable[None]]):
+    """Run ``body`` with an initialised session and a ``call(tool, args)`` helper that gives
+    the tool's JSON and whether the result was flagged as an error."""
+    async with (
+        stdio_client(server_params(home)) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
+    ):
+        await session.initialize()
+
+        async def call(tool: str, args: dict[str, Any] | None = None):
+            result = await session.call_tool(tool, args or {})
+            data = json.loads(result.content[0].text)
+            assert result.structured_content == data
+            return data, bool(result.is_error)
+
+        await body(session, call)
+
+
+@pytest.fixture
+def daemons(home: Path) -> Iterator[list[int]]:
+    """Pids of daemons a test saw (from memory_status); each is stopped after the test."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        stop_pid(pid, home / "chitta.sock")
+
+
+def stop_pid(pid: int, sock: Path) -> None:
+    """SIGTERM the daemon and wait for its socket file to go (it removes it on the way out)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_tools_forward_to_a_daemon_the_server_starts(home: Path, daemons: list[int]) -> None:
+    sock = home / "chitta.sock"
+    assert not sock.exists()
+
+    async def body(session: ClientSession, call: Session) -> None:
+        listed = await session.list_tools()
+        assert {tool.name for tool in listed.tools} == TOOLS
+        assert all(len(tool.description.splitlines()) < 20 for tool in listed.tools)
+
+        status, failed = await call("memory_status", None)
+        assert status["ok"] and not failed
+        daemons.append(status["daemon"]["pid"])
+
+        done, _ = await call("remember", {"content": "We chose SQLite WAL because crash "
+                                          "recovery comes free", "realm": "demo",
+                                          "kind": "wisdom", "tags": ["storage"]})  # fmt: skip
+        assert done["ok"] and done["id"], done
+        found, failed = await call("recall", {"query": "why SQLite WAL?", "realm": "demo"})
+        assert found["ok"] and not failed, found
+        assert found["strategy"] == "hybrid"
+        assert found["hits"][0]["id"] == done["id"]
+        keyword, _ = await call("recall", {"query": "crash recovery", "realm": "demo",
+                                           "strategy": "keyword"})  # fmt: skip
+        assert keyword["strategy"] == "keyword"
+        assert [hit["id"] for hit in keyword["hits"]] == [done["id"]]
+
+        stronger, _ = await call("strengthen", {"id": done["id"]})
+        assert stronger == {"ok": True, "id": done["id"]}
+        exported, _ = await call("export_memories", {"realm": "demo"})
+        assert exported["counts"]["memories"] == 1
+        assert done["id"] in exported["jsonl"]
+
+    anyio.run(in_session, home, body)
+    assert sock.exists()
+    log = home / "chitta-serve.log"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    stop_pid(daemons[0], sock)
+    assert not sock.exists()
+
+
+def test_bad_arguments_give_ok_false_naming_them(home: Path, daemons: list[int]) -> None:
+    async def body(session: ClientSession, call: Session) -> None:
+        status, _ = await call("memory_status", None)
+        daemons.append(status["daemon"]["pid"])
+
+        cases = [
+            ("recall", {"query": ""}, "bad_argument", "query"),
+            ("recall", {"query": "x", "strategy": "nope"}, "bad_argument", "strategy"),
+            ("recall", {"query": "x", "limit": "many"}, "bad_argument", "limit"),
+            ("recall", {"query": "x", "stratgy": "keyword"}, "bad_argument", "stratgy"),
+            ("recall", {}, "bad_argument", "query"),
+            ("remember", {"content": "short"}, "content_too_short", "10"),
+            ("forget", {"id": "01NOSUCHMEMORY"}, "memory_not_found", "01NOSUCHMEMORY"),
+        ]
+        for tool, args, code, named in cases:
+            data, failed = await call(tool, args)
+            assert failed, (tool, args)
+            assert data["ok"] is False
+            assert data["error"] == code, data
+            assert named in data["message"], data
+
+    anyio.run(in_session, home, body)
+
+
+def test_two_servers_racing_share_one_daemon(home: Path, daemons: list[int]) -> None:
+    pids: list[int] = []
+
+    async def body(session: ClientSession, call: Session) -> None:
+        status, failed = await call("memory_status", None)
+        assert not failed, status
+        pids.append(status["daemon"]["pid"])
+
+    async def both() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(in_session, home, body)
+            group.start_soon(in_session, home, body)
+
+    anyio.run(both)
+    daemons.extend(set(pids))
+    assert len(pids) == 2 and pids[0] == pids[1]
