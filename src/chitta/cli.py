@@ -23,6 +23,7 @@ from chitta.cli_bench import bench
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError
+from chitta.hooks.cli import hook, hooks
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES, PRESETS
 
 JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
@@ -81,6 +82,10 @@ def _open(ctx: click.Context, *, create: bool = True, check_model: bool = True):
 @click.pass_context
 def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
     """chitta: long-term memory for AI agents. Remember what you learn; recall it honestly."""
+    if ctx.invoked_subcommand == "hook":
+        # A hook must never fail the user's turn: it reads its settings inside its own guard.
+        ctx.meta["chitta.overrides"] = {"home": home, "store": store_name}
+        return
     with _errors():
         settings = load_settings()
         if home is not None:
@@ -454,3 +459,5 @@ def reembed(ctx: click.Context) -> None:
 
 main.add_command(model)
 main.add_command(bench)
+main.add_command(hook)
+main.add_command(hooks)

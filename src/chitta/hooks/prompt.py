@@ -1,0 +1,28 @@
+"""``chitta hook prompt`` (UserPromptSubmit): the recall lanes in parallel under the budget,
+merged into lane-tagged lines and one summary line."""
+
+from __future__ import annotations
+
+from chitta.errors import InputError
+from chitta.hooks.calls import run_calls
+from chitta.hooks.lanes import LANES, Ask, lane_calls
+from chitta.hooks.render import TAG, merge, summary
+from chitta.hooks.run import HookRun
+
+#: The most prompt text sent as the query: the embedder reads 256 tokens, and keyword terms
+#: beyond this say little more.
+MAX_QUERY_CHARS = 2000
+
+
+def prompt_hook(run: HookRun) -> str:
+    """The context for one prompt: admitted memories, one per line, then the summary."""
+    prompt = run.event.get("prompt")
+    if not isinstance(prompt, str):
+        raise InputError("the hook input has no 'prompt' text (is this UserPromptSubmit?)")
+    if not prompt.strip():
+        return f"{TAG} realm {run.realm}: empty prompt, nothing recalled"
+    ask = Ask(query=prompt.strip()[:MAX_QUERY_CHARS], realm=run.realm, session=run.session)
+    outcomes = run_calls(run.socket, lane_calls(ask), run.deadline)
+    merged = merge(LANES, outcomes, ask, run.hook.clip_chars)
+    return "\n".join([*merged.lines, summary(merged, run.realm, run.elapsed_ms(),
+                                              run.hook.budget_ms)])  # fmt: skip
