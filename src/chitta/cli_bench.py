@@ -349,11 +349,13 @@ def _daemon_bench(data: Path | None, homes: tuple[Path, ...], store: str, realm:
                       per_client=per_client)  # fmt: skip
         results[str(home)] = figures
         single, conc = figures["single_client_ms"], figures["concurrent"]
+        hook = figures["hook_prompt_wall_ms"]
         click.echo(
             f"{figures['memories']:,} memories: one client p50 {single['p50']:.1f} / p95 "
             f"{single['p95']:.1f} ms; {conc['clients']} clients {conc['throughput_per_s']} "
             f"recalls/s, p50 {conc['latency_ms']['p50']:.1f} / p95 "
-            f"{conc['latency_ms']['p95']:.1f} ms; errors {figures['errors']}"
+            f"{conc['latency_ms']['p95']:.1f} ms; hook prompt p50 {hook['p50']:.0f} / p95 "
+            f"{hook['p95']:.0f} ms; errors {figures['errors']}"
         )
     record = {"command": _command_line(), "commit": environment.git_commit(),
               "machine": {**environment.machine(), "loadavg": environment.loadavg()},

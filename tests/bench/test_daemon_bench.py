@@ -20,10 +20,11 @@ def test_the_daemon_benchmark_reports_latency_and_throughput(tmp_path: Path, emb
         for topic in topics:
             chitta.remember(f"Caroline talked about {topic} last week", realm="bench")
     figures = run(home, "default", "bench", default_locomo(), queries=3, clients=2,
-                  per_client=2)  # fmt: skip
+                  per_client=2, hooks=2)  # fmt: skip
     assert figures["memories"] == len(topics) and figures["errors"] == 0
     assert figures["concurrent"]["requests"] == 4
     assert figures["single_client_ms"]["p50"] > 0
+    assert figures["hook_prompt_wall_ms"]["p50"] > 0
     assert not (home / "chitta.sock").exists()  # the daemon was stopped
 
 

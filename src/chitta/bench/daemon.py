@@ -3,12 +3,14 @@
 Starts `chitta serve` on an existing store (for example one `chitta bench scale --workdir`
 left behind), then asks LoCoMo's questions as recalls through the socket: first one client,
 one request at a time (latency as a client sees it: framing, JSON and the socket included),
-then ``clients`` clients at once (throughput, and latency under that load). The daemon is
-stopped with SIGTERM at the end. Only ids and figures are kept, never stored text.
+then ``clients`` clients at once (throughput, and latency under that load), then the prompt
+hook as Claude Code runs it (a new process per prompt: wall time from start to exit). The
+daemon is stopped with SIGTERM at the end. Only ids and figures are kept, never stored text.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -51,7 +53,15 @@ def socket_of(home: Path, store: str) -> Path:
 
 
 def run(
-    home: Path, store: str, realm: str, data: Path, *, queries: int, clients: int, per_client: int
+    home: Path,
+    store: str,
+    realm: str,
+    data: Path,
+    *,
+    queries: int,
+    clients: int,
+    per_client: int,
+    hooks: int = 20,
 ) -> dict[str, Any]:
     """The figures of one daemon run over the store at ``home``."""
     if not (home / f"{store}.db").is_file():
@@ -72,6 +82,7 @@ def run(
                 client.call("recall", query=q, realm=realm)
                 single.append((time.perf_counter() - t) * 1000)
         load_ms, wall = _concurrent(path, realm, questions, clients, per_client)
+        hook_ms = _hook_runs(home, store, realm, questions[:hooks])
         with DaemonClient(path) as client:
             errors = sum(m["errors"] for m in client.call("memory_status")["daemon"]["methods"]
                          .values())  # fmt: skip
@@ -88,8 +99,25 @@ def run(
             "throughput_per_s": round(len(load_ms) / wall, 1),
             "latency_ms": summary_ms(load_ms),
         },  # fmt: skip
+        "hook_prompt_wall_ms": summary_ms(hook_ms),
         "errors": errors,
     }
+
+
+def _hook_runs(home: Path, store: str, realm: str, prompts: list[str]) -> list[float]:
+    """Wall time of `chitta hook prompt` from process start to exit, one prompt each."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env |= {"CHITTA_HOME": str(home), "CHITTA_STORE": store, "CHITTA_HOOK_REALM": realm}
+    times = []
+    for prompt in prompts:
+        event = json.dumps({"prompt": prompt, "session_id": "bench", "cwd": str(home)})
+        t = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "chitta", "hook", "prompt"], input=event,
+                              capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+        times.append((time.perf_counter() - t) * 1000)
+        if "memories admitted" not in done.stdout:  # a hook always exits 0: check its output
+            raise BadArgument(f"the prompt hook did not recall: {done.stdout.strip()[:200]}")
+    return times
 
 
 def _concurrent(
