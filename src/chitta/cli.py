@@ -22,7 +22,7 @@ from chitta import __version__
 from chitta.cli_bench import bench
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
-from chitta.errors import BadArgument, ChittaError
+from chitta.errors import BadArgument, ChittaError, StoreLocked
 from chitta.hooks.cli import hook, hooks
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES, PRESETS
 
@@ -68,7 +68,20 @@ def _daemon(ctx: click.Context):
 def _open(ctx: click.Context, *, create: bool = True, check_model: bool = True):
     from chitta.api import Chitta
 
-    chitta = Chitta.open(_settings(ctx), create=create, check_model=check_model)
+    settings = _settings(ctx)
+    try:
+        chitta = Chitta.open(settings, create=create, check_model=check_model)
+    except StoreLocked as exc:
+        from chitta.daemon.client import daemon_answers
+
+        if not daemon_answers(settings.socket_path):
+            raise
+        # The daemon holds the store; this command has no daemon method (yet) to go through.
+        raise StoreLocked(
+            f"the chitta daemon (pid {exc.pid}) serves this store, and this command does not go "
+            f"through it yet; stop the daemon first (kill -TERM {exc.pid}) and run it again",
+            pid=exc.pid,
+        ) from None
     try:
         yield chitta
     finally:

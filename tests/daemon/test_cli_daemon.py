@@ -48,3 +48,14 @@ def test_forget_strengthen_and_weaken_go_through_the_daemon(home: Path, launch) 
     status = json.loads(chitta(home, "status", "--json").stdout)
     assert status["forgotten"] == 1
     assert {"strengthen", "weaken", "forget"} <= set(status["daemon"]["methods"])
+
+
+def test_a_command_without_a_daemon_method_says_how_to_proceed(home: Path, launch) -> None:
+    launch(home)
+    mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(home)
+    shown = subprocess.run([sys.executable, "-m", "chitta", "show", mid], capture_output=True,
+                           text=True, env=env, timeout=120)  # fmt: skip
+    assert shown.returncode == 4
+    assert "the chitta daemon (pid" in shown.stderr and "kill -TERM" in shown.stderr
