@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from chitta.daemon.client import daemon_answers
+
 START_TIMEOUT_S = 60.0
 
 
@@ -28,7 +30,7 @@ def start_daemon(home: Path, *args: str) -> subprocess.Popen:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"chitta serve exited: {proc.stderr.read().decode()}")
-        if answers(home / "chitta.sock"):
+        if daemon_answers(home / "chitta.sock"):
             return proc
         time.sleep(0.1)
     proc.kill()
@@ -43,17 +45,6 @@ def stop_daemon(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def answers(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(path))
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
 
 
 @pytest.fixture
