@@ -549,3 +549,21 @@ def test_close_releases_the_file_even_when_flushing_fails(store_path, make_memor
         store.close()
     with Store(store_path) as again:  # the instance lock was released
         assert again.get(kept.id).content == "a memory to keep safe"
+
+
+def test_a_read_on_another_thread_does_not_wait_for_a_write_in_progress(store, make_memory):
+    """Readers have connections of their own: a write holding the store's lock does not hold
+    them up, and they see the last committed state (WAL snapshot isolation)."""
+    import threading
+
+    kept = make_memory("a memory being strengthened")
+    store.insert([(kept, None)])
+    seen: list[float] = []
+    with store.transaction() as conn:
+        conn.execute("UPDATE memories SET strength = 0.1 WHERE id = ?", (kept.id,))
+        reader = threading.Thread(target=lambda: seen.append(store.get(kept.id).strength))
+        reader.start()
+        reader.join(timeout=30)
+        assert not reader.is_alive()  # it finished while the write was still open
+    assert seen == [kept.strength]  # the committed value, not the one being written
+    assert store.get(kept.id).strength == 0.1

@@ -28,6 +28,7 @@ from chitta.errors import (
     ModelMismatch,
     SchemaTooNew,
     StoreCorrupt,
+    StoreError,
     StoreMissing,
 )
 from chitta.store import access, ann_sidecar, migrations
@@ -160,6 +161,9 @@ class Store:
         self._lock = InstanceLock(self.path)
         self._lock.acquire()
         self._mutex = threading.RLock()
+        self._readers = threading.local()  # each thread's read connection (_reader)
+        self._reader_conns: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._vectors: VectorIndex | None = None
         self._terms: TermStats | None = None
         self._links: LinkIndex | None = None
@@ -206,6 +210,10 @@ class Store:
                     self._save_graphs()
         finally:
             with self._mutex:
+                with self._readers_lock:
+                    for reader in self._reader_conns:
+                        reader.close()
+                    self._reader_conns.clear()
                 if self._conn is not None:
                     self._conn.close()
                     self._conn = None  # type: ignore[assignment]
@@ -230,8 +238,27 @@ class Store:
             self._conn.execute("COMMIT")
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
-        with self._mutex:
+        """Rows of a read. A thread in the middle of a write (it holds the store's lock) reads
+        through the writing connection, so it sees its own changes; any other thread reads
+        through a connection of its own, so reads run side by side (WAL readers do not block
+        each other or the writer) instead of queueing on the lock."""
+        if self._mutex._is_owned():  # type: ignore[attr-defined]
             return self._conn.execute(sql, params).fetchall()
+        return self._reader().execute(sql, params).fetchall()
+
+    def _reader(self) -> sqlite3.Connection:
+        """This thread's read-only connection to the file, opened on first use."""
+        conn = getattr(self._readers, "conn", None)
+        if conn is None:
+            if self._conn is None:
+                raise StoreError(f"store {self.path} is closed")
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA query_only = ON")
+            with self._readers_lock:
+                self._reader_conns.append(conn)
+            self._readers.conn = conn
+        return conn
 
     # --- metadata and the model identity -------------------------------------------------------
 
