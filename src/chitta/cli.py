@@ -346,14 +346,47 @@ def export(ctx: click.Context, output: Path | None, **opts: Any) -> None:
     """Write memories, episodes and triplets as JSONL."""
     from chitta.transfer import export_jsonl
 
-    with _errors(), _open(ctx, create=False) as chitta:
-        if output is None:
-            counts = export_jsonl(chitta, sys.stdout, **opts)
+    with _errors():
+        client = _daemon(ctx)
+        if client is not None:
+            with client:
+                done = client.call("export_memories", **opts)
+            counts = done["counts"]
+            if output is None:
+                sys.stdout.write(done["jsonl"])
+            else:
+                output.write_text(done["jsonl"], encoding="utf-8")
         else:
-            with output.open("w", encoding="utf-8") as fh:
-                counts = export_jsonl(chitta, fh, **opts)
+            with _open(ctx, create=False) as chitta:
+                if output is None:
+                    counts = export_jsonl(chitta, sys.stdout, **opts)
+                else:
+                    with output.open("w", encoding="utf-8") as fh:
+                        counts = export_jsonl(chitta, fh, **opts)
         summary = ", ".join(f"{v} {k}" for k, v in counts.items())
         click.echo(f"exported {summary}", err=True)
+
+
+def _import_through(client: Any, path: Path, into: str | None) -> Any:
+    """Import through the daemon: the whole file in one request, so it must fit in one."""
+    from chitta.daemon.protocol import MAX_REQUEST_BYTES
+    from chitta.transfer import ImportReport
+
+    if str(path) == "-":
+        text = sys.stdin.read()
+    else:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    if len(text.encode()) > MAX_REQUEST_BYTES - 64 * 1024:
+        raise BadArgument(
+            f"{path} is too large to import through the daemon in one request (at most "
+            f"{MAX_REQUEST_BYTES >> 20} MiB); stop the daemon and import it again"
+        )
+    done = client.call("import_memories", jsonl=text, into=into)
+    return ImportReport(
+        memories=done["imported"]["memories"], episodes=done["imported"]["episodes"],
+        triplets=done["imported"]["triplets"], skipped_existing=done["skipped_existing"],
+        reembedded=done["reembedded"], errors=[(e["line"], e["error"]) for e in done["errors"]],
+    )  # fmt: skip
 
 
 @main.command(name="import")
@@ -369,15 +402,20 @@ def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> 
     with _errors(as_json):
         if str(path) != "-" and not path.is_file():
             raise BadArgument(f"no file at {path}")
-        with _open(ctx) as chitta:
-            if str(path) == "-":
-                report = import_jsonl(chitta, sys.stdin, into=into)
-            else:
-                with (
-                    path.open(encoding="utf-8", errors="replace") as fh,
-                    import_progress(path, quiet=as_json) as advance,
-                ):
-                    report = import_jsonl(chitta, fh, into=into, progress=advance)
+        client = _daemon(ctx)
+        if client is not None:
+            with client:
+                report = _import_through(client, path, into)
+        else:
+            with _open(ctx) as chitta:
+                if str(path) == "-":
+                    report = import_jsonl(chitta, sys.stdin, into=into)
+                else:
+                    with (
+                        path.open(encoding="utf-8", errors="replace") as fh,
+                        import_progress(path, quiet=as_json) as advance,
+                    ):
+                        report = import_jsonl(chitta, fh, into=into, progress=advance)
         if as_json:
             _emit(report.as_dict())
         else:

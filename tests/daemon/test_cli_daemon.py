@@ -59,3 +59,17 @@ def test_a_command_without_a_daemon_method_says_how_to_proceed(home: Path, launc
                            text=True, env=env, timeout=120)  # fmt: skip
     assert shown.returncode == 4
     assert "the chitta daemon (pid" in shown.stderr and "kill -TERM" in shown.stderr
+
+
+def test_export_and_import_go_through_the_daemon(home: Path, launch, tmp_path: Path) -> None:
+    launch(home)
+    mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
+    exported = chitta(home, "export", "--realm", "demo").stdout
+    assert mid in exported
+    dump = tmp_path / "demo.jsonl"
+    dump.write_text(exported)
+    done = json.loads(chitta(home, "import", str(dump), "--into", "copy", "--json").stdout)
+    assert done["imported"]["memories"] == 1 and done["bad_lines"] == 0
+    status = json.loads(chitta(home, "status", "--json").stdout)
+    assert status["per_realm"] == {"demo": 1, "copy": 1}
+    assert {"export_memories", "import_memories"} <= set(status["daemon"]["methods"])

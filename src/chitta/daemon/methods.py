@@ -124,10 +124,7 @@ def _import(chitta: Chitta, p: Params) -> dict[str, Any]:
     from chitta.transfer import import_jsonl
 
     report = import_jsonl(chitta, p["jsonl"].splitlines(), into=p.get("into"))
-    return {"ok": True, "imported": {"memories": report.memories, "episodes": report.episodes,
-                                     "triplets": report.triplets},
-            "skipped_existing": report.skipped_existing, "bad_lines": report.bad_lines,
-            "errors": [{"line": n, "message": m} for n, m in report.errors]}  # fmt: skip
+    return {"ok": True, **report.as_dict()}
 
 
 _SCOPE = {"realm": _OPTIONAL_TEXT, "agent_id": _OPTIONAL_TEXT, "channel": _OPTIONAL_TEXT}
