@@ -223,6 +223,10 @@ def serve(ctx: click.Context, deadline: float) -> None:
         try:
             chitta = Chitta.open(settings)
         except StoreLocked as exc:
+            from chitta.daemon.client import daemon_answers
+
+            if not daemon_answers(settings.socket_path):
+                raise  # another command holds the store: not a daemon to connect to
             pid = f" (pid {exc.pid})" if exc.pid else ""
             where = settings.store_path
             raise AlreadyRunning(f"chitta is already running{pid} on {where}") from None
@@ -376,7 +380,9 @@ def _import_through(client: Any, path: Path, into: str | None) -> Any:
         text = sys.stdin.read()
     else:
         text = path.read_text(encoding="utf-8", errors="replace")
-    if len(text.encode()) > MAX_REQUEST_BYTES - 64 * 1024:
+    from chitta.daemon.protocol import request_line
+
+    if len(request_line("import_memories", {"jsonl": text, "into": into}, 1)) > MAX_REQUEST_BYTES:
         raise BadArgument(
             f"{path} is too large to import through the daemon in one request (at most "
             f"{MAX_REQUEST_BYTES >> 20} MiB); stop the daemon and import it again"

@@ -73,3 +73,16 @@ def test_export_and_import_go_through_the_daemon(home: Path, launch, tmp_path: P
     status = json.loads(chitta(home, "status", "--json").stdout)
     assert status["per_realm"] == {"demo": 1, "copy": 1}
     assert {"export_memories", "import_memories"} <= set(status["daemon"]["methods"])
+
+
+def test_a_memory_with_a_line_separator_survives_export_and_import(home, launch, tmp_path):
+    launch(home)
+    text = "two parts\u2028of one memory, kept as they were written"
+    mid = chitta(home, "remember", text, "--realm", "demo").stdout.strip()
+    dump = tmp_path / "demo.jsonl"
+    dump.write_text(chitta(home, "export", "--realm", "demo").stdout, encoding="utf-8")
+    done = json.loads(chitta(home, "import", str(dump), "--into", "copy", "--json").stdout)
+    assert done["imported"]["memories"] == 1 and done["bad_lines"] == 0, done
+    again = json.loads(chitta(home, "recall", "two parts of one memory", "--realm", "copy",
+                              "--json").stdout)  # fmt: skip
+    assert again["hits"][0]["content"] == text and mid

@@ -58,3 +58,19 @@ def test_install_refuses_a_file_that_is_not_json(tmp_path: Path) -> None:
     assert "not valid JSON" in done.stderr and "nothing changed" in done.stderr
     assert settings.read_text() == '{"model": "opus",'
     assert list(tmp_path.iterdir()) == [settings]
+
+
+def test_install_keeps_an_owner_only_file_owner_only_and_a_symlink_a_symlink(
+    tmp_path: Path,
+) -> None:
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps({"env": {"API_KEY": "secret"}}))
+    real.chmod(0o600)
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    done = install(link)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.resolve() == real
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert "hooks" in json.loads(real.read_text())

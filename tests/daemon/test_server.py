@@ -70,6 +70,7 @@ def test_a_second_serve_on_the_store_says_already_running(daemon: Path, home: Pa
         (b'{"jsonrpc": "2.0", "method": "forget", "params": {"id": "01NOPE"}, "id": 1}\n',
          protocol.CHITTA_ERROR),
         (b'\xff\xfe\n', protocol.PARSE_ERROR),
+        (b"[" * 100_000 + b"\n", protocol.PARSE_ERROR),  # nested past the parser's recursion
     ],
 )  # fmt: skip
 def test_bad_frames_get_a_json_rpc_error_and_the_daemon_serves_on(raw, daemon, frame, code):

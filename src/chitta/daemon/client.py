@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ class DaemonClient:
 
     def __init__(self, path: Path, *, timeout_s: float = 60.0) -> None:
         self.path = Path(path)
+        _check_owner(self.path)
         self._ids = itertools.count(1)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout_s)
@@ -52,6 +54,9 @@ class DaemonClient:
         if not line:
             raise DaemonUnavailable(f"the daemon on {self.path} closed the connection")
         reply = json.loads(line)
+        if reply.get("id") != request_id:
+            self.close()  # out of step (an earlier call timed out): this connection is done
+            raise DaemonUnavailable(f"the daemon on {self.path} answered another request")
         if "error" in reply:
             error = reply["error"]
             raise DaemonError(
@@ -70,8 +75,23 @@ class DaemonClient:
         self.close()
 
 
+def _check_owner(path: Path) -> None:
+    """Refuse a socket another user made: prompts and memories would go to their process
+    (possible when CHITTA_SOCKET_PATH points into a shared folder such as /tmp)."""
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return  # nothing there: connecting fails with its own message
+    if owner != os.getuid():
+        raise DaemonUnavailable(f"{path} belongs to another user (uid {owner}); not connecting")
+
+
 def daemon_answers(path: Path) -> bool:
-    """Whether a daemon accepts connections on ``path`` (a quick probe)."""
+    """Whether a daemon of this user accepts connections on ``path`` (a quick probe)."""
+    try:
+        _check_owner(path)
+    except DaemonUnavailable:
+        return False
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     probe.settimeout(0.5)
     try:

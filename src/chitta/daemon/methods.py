@@ -123,7 +123,8 @@ def _export(chitta: Chitta, p: Params) -> dict[str, Any]:
 def _import(chitta: Chitta, p: Params) -> dict[str, Any]:
     from chitta.transfer import import_jsonl
 
-    report = import_jsonl(chitta, p["jsonl"].splitlines(), into=p.get("into"))
+    # Lines end at "\n" only: a memory may hold U+2028 and the like, which splitlines() cuts.
+    report = import_jsonl(chitta, p["jsonl"].split("\n"), into=p.get("into"))
     return {"ok": True, **report.as_dict()}
 
 

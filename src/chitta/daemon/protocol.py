@@ -55,8 +55,8 @@ def parse_request(line: bytes) -> Request:
     """The request on one line, or a :class:`ProtocolError` saying what is wrong with it."""
     try:
         message = json.loads(line)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolError(PARSE_ERROR, f"not JSON: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ProtocolError(PARSE_ERROR, f"not JSON: {type(exc).__name__}") from None
     if not isinstance(message, dict):
         raise ProtocolError(INVALID_REQUEST, "a request must be a JSON object")
     if message.get("jsonrpc") != "2.0":
@@ -82,7 +82,7 @@ def request_id_of(line: bytes) -> int | str | None:
     """The id of a request that failed to parse, when it can still be read (else None)."""
     try:
         message = json.loads(line)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     rid = message.get("id") if isinstance(message, dict) else None
     return rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None
@@ -106,4 +106,6 @@ def request_line(method: str, params: dict[str, Any], request_id: int | str) -> 
 
 
 def _line(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate (JSON "\ud800" decodes to one) cannot be UTF-8: escape it back.
+    return text.encode("utf-8", "backslashreplace") + b"\n"

@@ -165,7 +165,8 @@ class Daemon:
         self._listener.close()
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
-        self._pool.shutdown(wait=True)
+        # After a deadline's grace, queued work is dropped rather than waited for.
+        self._pool.shutdown(wait=False, cancel_futures=True)
         try:
             self.chitta.close()
         finally:
@@ -241,8 +242,18 @@ class Daemon:
         except FutureTimeout:
             log.warning("%s ran over its %.1f s deadline; the caller was answered", entry.name,
                         self.deadline_s)  # fmt: skip
+            # Say truthfully what became of it: a caller that retries a write must know
+            # whether the first attempt will still land.
+            if future.cancel():
+                fate = "it had not started and was not run"
+            elif entry.writes:
+                fate = "it is still running and its write will be done"
+            else:
+                fate = "it is still running"
             raise protocol.ProtocolError(
-                protocol.TIMEOUT, f"{entry.name} did not finish within {self.deadline_s:g} s"
+                protocol.TIMEOUT,
+                f"{entry.name} did not finish within {self.deadline_s:g} s; {fate}",
+                {"started": not future.cancelled()},
             ) from None
 
     def _call(self, entry: Any, params: dict[str, Any]) -> dict[str, Any]:

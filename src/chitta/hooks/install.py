@@ -94,6 +94,7 @@ def merge_hooks(settings: dict[str, Any], executable: str) -> tuple[dict[str, An
 
 def install(path: Path, executable: str | None = None) -> Installed:
     """Merge chitta's hooks into the settings file at ``path`` (see the module docstring)."""
+    path = path.resolve()  # a settings file that is a symlink (dotfiles) is updated where it is
     settings, added = merge_hooks(_read(path), executable or chitta_executable())
     if not added:
         return Installed(path, (), None)
@@ -107,6 +108,11 @@ def install(path: Path, executable: str | None = None) -> Installed:
             n += 1
         shutil.copy2(path, backup)
     tmp = path.with_name(f".{path.name}.chitta-tmp")
-    tmp.write_text(json.dumps(settings, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    # Owner-only while written, then the old file's mode: settings can hold secrets (env).
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    if path.exists():
+        shutil.copymode(path, tmp)
     os.replace(tmp, path)
     return Installed(path, tuple(added), backup)

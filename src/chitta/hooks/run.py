@@ -97,7 +97,7 @@ def run_hook(name: str, hook: Hook, overrides: Mapping[str, Any]) -> None:
     try:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
-    except OSError:
-        pass  # nobody reads the output any more; still exit 0
+    except (OSError, UnicodeError):
+        pass  # nobody reads the output, or it cannot take the text; still exit 0
     # Abandoned lane threads are daemon threads: exit now without waiting for them.
     sys.exit(0)
