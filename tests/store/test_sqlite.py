@@ -23,6 +23,7 @@ from chitta.errors import (
     ModelMismatch,
     SchemaTooNew,
     StoreCorrupt,
+    StoreError,
     StoreLocked,
     StoreMissing,
 )
@@ -567,3 +568,13 @@ def test_a_read_on_another_thread_does_not_wait_for_a_write_in_progress(store, m
         assert not reader.is_alive()  # it finished while the write was still open
     assert seen == [kept.strength]  # the committed value, not the one being written
     assert store.get(kept.id).strength == 0.1
+
+
+def test_a_read_after_close_says_the_store_is_closed(store_path, make_memory) -> None:
+    store = Store(store_path)
+    kept = make_memory("read once before the close")
+    store.insert([(kept, None)])
+    assert store.get(kept.id).id == kept.id  # this thread now has a read connection
+    store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        store.get(kept.id)

@@ -22,34 +22,12 @@ from typing import Any
 
 from chitta.bench.locomo import load
 from chitta.bench.score import summary_ms
-from chitta.daemon.client import DaemonClient, daemon_answers
+from chitta.config import Settings
+from chitta.daemon.client import DaemonClient
+from chitta.daemon.launch import spawn_daemon, wait_for_daemon
 from chitta.errors import BadArgument
 
 START_TIMEOUT_S = 300.0  # a first open of a big store builds its indexes
-
-
-def start_serve(home: Path, store: str) -> subprocess.Popen:
-    """`chitta serve` on ``home``/``store``, once its socket answers."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    env |= {"CHITTA_HOME": str(home), "CHITTA_STORE": store}
-    proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-    path = socket_of(home, store)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while not daemon_answers(path):
-        if proc.poll() is not None:
-            raise BadArgument(f"chitta serve did not start: {proc.stderr.read().decode()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise BadArgument("chitta serve did not answer in time")
-        time.sleep(0.1)
-    return proc
-
-
-def socket_of(home: Path, store: str) -> Path:
-    from chitta.config import Settings
-
-    return Settings(home=home, store=store).socket_path
 
 
 def run(
@@ -68,10 +46,12 @@ def run(
         raise BadArgument(f"no store {store!r} under {home}; run `chitta bench scale "
                           "--workdir DIR` first and point --home at DIR/n<N>/home")  # fmt: skip
     questions = [q.question for q in load(data).questions][: max(queries, clients * per_client)]
+    settings = Settings(home=home, store=store)
     started = time.perf_counter()
-    proc = start_serve(home, store)
+    proc, offset = spawn_daemon(settings)  # output goes to the daemon's log, not a pipe
+    wait_for_daemon(settings, proc, offset, timeout_s=START_TIMEOUT_S)
     start_s = time.perf_counter() - started
-    path = socket_of(home, store)
+    path = settings.socket_path
     try:
         with DaemonClient(path) as client:
             size = sum(client.call("memory_status")["per_realm"].values())

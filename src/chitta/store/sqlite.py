@@ -248,10 +248,10 @@ class Store:
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection to the file, opened on first use."""
+        if self._conn is None:  # closed: its readers were closed with it
+            raise StoreError(f"store {self.path} is closed")
         conn = getattr(self._readers, "conn", None)
         if conn is None:
-            if self._conn is None:
-                raise StoreError(f"store {self.path} is closed")
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only = ON")
