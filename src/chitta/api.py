@@ -19,6 +19,7 @@ from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings
 from chitta.embed.base import Embedder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
+from chitta.recall import calibration as calib
 from chitta.recall.config import XR_WEIGHT, preset
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
@@ -44,6 +45,8 @@ from chitta.store.sqlite import Store
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
 MS_PER_DAY = 86_400_000
+#: The store's meta key that holds its own calibration (`chitta calibrate`).
+CALIBRATION_KEY = "calibration"
 
 
 def now_ms() -> int:
@@ -89,6 +92,7 @@ class Chitta:
         self.scoring = scoring
         self.opened_at = clock()
         self.sessions = SessionLog()
+        self._calibration: calib.Calibration | None = None
 
     @classmethod
     def open(
@@ -299,6 +303,33 @@ class Chitta:
         """Remove a memory for good (forgotten or not)."""
         self.store.purge(memory_id)
 
+    # --- calibration ---------------------------------------------------------------------------
+
+    @property
+    def calibration(self) -> calib.Calibration:
+        """The store's own fit (`chitta calibrate`), or the default one. A stored fit that
+        cannot be read is not used: the default stands in, and its source says why."""
+        if self._calibration is None:
+            raw = self.store.meta(CALIBRATION_KEY)
+            fit = calib.DEFAULT
+            if raw:
+                try:
+                    fit = calib.Calibration.from_json(raw)
+                    if fit.feature != calib.FEATURE:
+                        raise BadArgument(f"it calibrates {fit.feature!r}, not {calib.FEATURE!r}")
+                except BadArgument as exc:
+                    fit = replace(calib.DEFAULT, source=f"default (stored fit unusable: {exc})")
+            self._calibration = fit
+        return self._calibration
+
+    def set_calibration(self, fit: calib.Calibration | None) -> None:
+        """Store ``fit`` as this store's calibration; ``None`` goes back to the default."""
+        if fit is None:
+            self.store.delete_meta(CALIBRATION_KEY)
+        else:
+            self.store.set_meta(CALIBRATION_KEY, fit.to_json())
+        self._calibration = None
+
     # --- reading -------------------------------------------------------------------------------
 
     def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
@@ -354,6 +385,7 @@ class Chitta:
             session=view,
             scoring=self.scoring,
             now_ms=now,
+            calibration=self.calibration,
         )
         self._record_access(result, now)
         if name is not None:
@@ -385,6 +417,8 @@ class Chitta:
             if progress:
                 progress(min(start + 256, len(memories)), len(memories))
         self.store.replace_model(self.embedder.identity(), vectors)
+        # A fit of the old model's cosines says nothing about the new model's.
+        self.set_calibration(None)
         return len(memories)
 
     def backup(self, dest: Path) -> None:

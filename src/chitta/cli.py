@@ -19,7 +19,9 @@ from typing import Any
 import click
 
 from chitta import __version__
+from chitta.cli_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
 from chitta.cli_bench import bench
+from chitta.cli_calibrate import calibrate
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
@@ -515,6 +517,7 @@ def reembed(ctx: click.Context) -> None:
 
 
 main.add_command(model)
+main.add_command(calibrate)
 main.add_command(bench)
 main.add_command(hook)
 main.add_command(hooks)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
+from chitta.recall.gate import normalised_bm25, shared_tokens
 from chitta.recall.pipeline import RecallResult
 from chitta.transfer import ImportReport, memory_to_dict
 
@@ -24,6 +25,11 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     for rank, hit in enumerate(result.hits, start=1):
         memory = memory_to_dict(hit.memory)
         memory.pop("type")
+        gate: dict[str, Any] = {}
+        if result.turn is not None:
+            gate["shared"] = list(shared_tokens(result.turn, hit.memory.content))
+        if "kw" in hit.lanes and result.kw_ceiling is not None:
+            gate["kw_norm"] = round(normalised_bm25(hit.lanes["kw"].raw, result.kw_ceiling), 1)
         hits.append(
             {
                 "rank": rank,
@@ -39,6 +45,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
                     }
                     for name, h in hit.lanes.items()
                 },  # fmt: skip
+                **gate,
                 **memory,
             }
         )
@@ -55,6 +62,13 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         "lanes_run": list(result.lanes_run),
         "candidates": result.candidates,
         "dropped": result.dropped,
+        "confidence": None if result.confidence is None else result.confidence.as_dict(),
+        "turn": None
+        if result.turn is None
+        else {
+            "distinctive": list(result.turn.distinctive),
+            "terse_negation": result.turn.terse_negation,
+        },  # fmt: skip
         "hits": hits,
         "corrections": corrections,
         "timing_ms": result.timing_ms,
@@ -76,6 +90,8 @@ def _clip(text: str) -> str:
 def print_hits(data: dict[str, Any]) -> None:
     """Render a recall in its JSON shape (:func:`result_to_dict`, or the daemon's reply)."""
     console = Console()
+    if conf := data.get("confidence"):
+        console.print(conf["words"], markup=False, highlight=False)
     for c in data["corrections"]:
         console.print(f"correction {c['id']} (key {', '.join(c['keys'])}): {_clip(c['content'])}",
                       markup=False, highlight=False)  # fmt: skip

@@ -12,8 +12,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chitta.errors import BadArgument
+
+if TYPE_CHECKING:
+    from chitta.recall.gate import GateSettings
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -133,8 +137,8 @@ def _int(environ: Mapping[str, str], name: str, default: int) -> int:
         raise BadArgument(f"{PREFIX}{name} must be an integer, got {raw!r}") from None
 
 
-def _flag(environ: Mapping[str, str], name: str) -> bool:
-    raw = (_env(environ, name) or "0").strip().lower()
+def _flag(environ: Mapping[str, str], name: str, default: bool = False) -> bool:
+    raw = (_env(environ, name) or ("1" if default else "0")).strip().lower()
     if raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
         raise BadArgument(f"{PREFIX}{name} must be 0 or 1, got {raw!r}")
     return raw in ("1", "true", "yes", "on")
@@ -184,3 +188,16 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
     )
+
+
+def gate_settings(environ: Mapping[str, str] | None = None) -> GateSettings:
+    """The admission gate's switches (recall/gate.py): CHITTA_UNKNOWN_SILENCE (default 1) and
+    CHITTA_KW_SINGLE_TOKEN_MIN (default 60, on the 0-100 scale of gate.normalised_bm25)."""
+    from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
+
+    env = os.environ if environ is None else environ
+    minimum = _float(env, "KW_SINGLE_TOKEN_MIN", KW_SINGLE_TOKEN_MIN)
+    if not 0 <= minimum <= 100:
+        raise BadArgument(f"{PREFIX}KW_SINGLE_TOKEN_MIN must lie between 0 and 100, got {minimum}")
+    return GateSettings(silence=_flag(env, "UNKNOWN_SILENCE", default=True),
+                        kw_single_token_min=minimum)  # fmt: skip

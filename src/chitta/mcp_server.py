@@ -24,11 +24,12 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from chitta import __version__
-from chitta.config import Settings
+from chitta.config import DEFAULT_REALM, Settings, gate_settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.errors import ChittaError, DaemonUnavailable
 from chitta.recall.config import PRESETS
+from chitta.recall.gate import gate_reply
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ def _describe(error: ValidationError) -> str:
 def build_server(forwarder: Forwarder) -> ChittaMCP:
     """The MCP server with one tool per daemon method."""
     server = ChittaMCP(forwarder)
+    gate = gate_settings()  # the recall gateway's admission switches (recall/gate.py)
 
     def forward(method: str, values: dict[str, Any]) -> CallToolResult:
         # A tool's locals() at its first line hold its parameters (and this closure's names).
@@ -167,10 +169,15 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         cross_realm: bool = False, disable_hdc: bool = False, include_superseded: bool = False,
     ) -> CallToolResult:  # fmt: skip
         """Find the memories that best answer a query, ranked, with the lanes that found
-        them and an honest verdict when the store knows nothing about it. strategy:
-        hybrid (default: keyword + semantic + more lanes), semantic, keyword, or field
-        (every lane)."""
-        return forward("recall", locals())
+        them. confidence.words says whether the store knows this (KNOWN) or probably not
+        (UNKNOWN: then only rows sharing a distinctive word with the query are kept; gate
+        counts the rest). strategy: hybrid (default: keyword + semantic + more lanes),
+        semantic, keyword, or field (every lane)."""
+        values = locals()
+        reply = forwarder.call("recall", **{k: values[k] for k in server.params["recall"]})
+        return as_result(gate_reply(reply, realm=realm or DEFAULT_REALM,
+                                    default_realm=DEFAULT_REALM, limit=limit, strategy=strategy,
+                                    settings=gate))  # fmt: skip
 
     def forget(id: Id) -> CallToolResult:
         """Forget a memory (soft delete; it can be restored from the CLI)."""

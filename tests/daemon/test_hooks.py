@@ -58,8 +58,10 @@ def test_prompt_hook_prints_lane_tagged_memories_and_one_summary(stored, hook) -
     summary = lines[-1]
     assert summary.startswith("[chitta] realm demo: ")
     assert "corr 1, hyb " in summary and "ctx " in summary and "xr " in summary
-    assert sum(line.startswith("[chitta]") for line in lines) == 1
-    ids = [line.split()[1] for line in lines[:-1]]
+    # The band first, in words; then the memories; then the summary.
+    assert lines[0].startswith("[chitta] KNOWN (") and "verify them" in lines[0]
+    assert sum(line.startswith("[chitta]") for line in lines) == 2
+    ids = [line.split()[1] for line in lines[1:-1]]
     assert len(ids) == len(set(ids))  # each memory once, under its first lane
 
 

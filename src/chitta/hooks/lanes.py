@@ -57,14 +57,20 @@ LANES: tuple[Lane, ...] = (
 )
 
 
-def lane_calls(ask: Ask) -> list[Call]:
-    """The daemon calls behind :data:`LANES`, one connection each."""
+def lane_calls(ask: Ask, *, topics: bool = True) -> list[Call]:
+    """The daemon calls behind :data:`LANES`, one connection each. Without ``topics`` (a
+    terse negation) only the hybrid call is made, for the keyed corrections it carries."""
     base = {"query": ask.query, "realm": ask.realm}
-    return [
-        Call("hyb", "recall", {**base, "strategy": "hybrid", "limit": 5}),
+    calls = [
+        Call("hyb", "recall", {**base, "strategy": "hybrid", "limit": HYB_LIMIT}),
         # The session primes the ctx lane (what this session stored, was shown, asked about).
         Call("ctx", "recall", {**base, "strategy": "hybrid", "limit": 5, "session": ask.session}),
         Call("sem", "recall", {**base, "strategy": "semantic", "limit": 3}),
         Call("kw", "recall", {**base, "strategy": "keyword", "limit": 3}),
         Call("xr", "recall", {**base, "strategy": "hybrid", "limit": 8, "cross_realm": True}),
     ]
+    return calls if topics else calls[:1]
+
+
+#: The hybrid call's page size: a shorter page says the realm is small (gate.relaxed).
+HYB_LIMIT = 5

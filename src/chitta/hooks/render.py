@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from chitta.hooks.admission import GateView
 from chitta.hooks.calls import Outcome
 from chitta.hooks.lanes import Ask, Lane, Row
 
@@ -37,22 +38,33 @@ class Merge:
     admitted: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     lost: dict[str, list[str]] = field(default_factory=dict)  # cause -> lanes (timeout, error)
+    debug: list[str] = field(default_factory=list)  # CHITTA_ADMIT_DEBUG lines
 
 
-def merge(lanes: Sequence[Lane], outcomes: Sequence[Outcome], ask: Ask, chars: int) -> Merge:
-    """Admit each lane's rows in lane order, each memory once (the first lane wins)."""
+def merge(
+    lanes: Sequence[Lane], outcomes: Sequence[Outcome], ask: Ask, chars: int, gate: GateView
+) -> Merge:
+    """Admit each lane's rows in lane order, each memory once (the first lane wins), as far
+    as ``gate`` lets them through (recall/gate.py); a lane with no call was skipped."""
     by_call = {o.name: o for o in outcomes}
     out = Merge()
     seen: set[str] = set()
     for lane in lanes:
-        outcome = by_call[lane.call]
         out.admitted[lane.name] += 0  # every lane appears in the summary, even with none
+        outcome = by_call.get(lane.call)
+        if outcome is None:  # not asked: a terse negation recalls nothing by topic
+            continue
         if outcome.result is None:
             out.lost.setdefault(outcome.failure or "error", []).append(lane.name)
             continue
         for row in outcome.result.get(lane.part, []):
             if not lane.keep(row, ask):
                 out.dropped[lane.reject] += 1
+                continue
+            verdict = gate.verdict(lane.name, row)
+            out.debug.append(gate.debug_line(lane.name, row, verdict))
+            if not verdict.admitted:
+                out.dropped[verdict.reason] += 1
             elif row.get("id") in seen:
                 out.dropped["duplicate"] += 1
             elif out.admitted[lane.name] >= lane.limit:

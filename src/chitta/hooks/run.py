@@ -17,11 +17,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chitta.config import load_settings
+from chitta.config import gate_settings, load_settings
 from chitta.daemon.client import daemon_answers
 from chitta.errors import ChittaError, InputError
 from chitta.hooks.config import HookSettings, load_hook_settings, realm_for
 from chitta.hooks.render import TAG, clip
+from chitta.recall.gate import GateSettings
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,8 @@ class HookRun:
     session: str | None
     hook: HookSettings
     started: float  # time.monotonic() at the start of the hook
+    gate: GateSettings = GateSettings()  # noqa: RUF009 - frozen
+    admit_debug: bool = False  # CHITTA_ADMIT_DEBUG: one line per row on stderr
 
     @property
     def deadline(self) -> float:
@@ -75,7 +78,8 @@ def _prepare(overrides: Mapping[str, Any], started: float) -> HookRun:
     session = event.get("session_id")
     return HookRun(event=event, socket=settings.socket_path, realm=realm,
                    session=session if isinstance(session, str) and session else None,
-                   hook=hook, started=started)  # fmt: skip
+                   hook=hook, started=started, gate=gate_settings(os.environ),
+                   admit_debug=settings.recall.admit_debug)  # fmt: skip
 
 
 def run_hook(name: str, hook: Hook, overrides: Mapping[str, Any]) -> None:

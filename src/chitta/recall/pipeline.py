@@ -12,12 +12,15 @@ import numpy as np
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
+from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
+from chitta.recall.calibration import Calibration, Confidence, confidence, max_relevance
 from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
+from chitta.recall.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
-from chitta.recall.rank import rank
+from chitta.recall.rank import Ranked, rank
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
@@ -71,6 +74,13 @@ class RecallResult:
     plan: QueryPlan | None = None  # which query words the lanes were given
     #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
     corrections: tuple[CorrectionMatch, ...] = ()
+    #: Does the store know anything about this? (recall/calibration.py; None: no query
+    #: vector, as under the keyword strategy.)
+    confidence: Confidence | None = None
+    #: The query as the admission gate reads it (recall/gate.py).
+    turn: Turn | None = None
+    #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
+    kw_ceiling: float | None = None
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -94,12 +104,14 @@ def recall(
     session: SessionView | None = None,
     scoring: ScoringConfig = DEFAULT_SCORING,
     now_ms: int | None = None,
+    calibration: Calibration = DEFAULT_CALIBRATION,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
     A memory another one supersedes is left out unless ``include_superseded``. ``session``
     is what the asking agent session did lately, for the ``ctx`` lane's priming. ``scoring``
     weighs the scoring stage; ``now_ms`` is the time its recency factor is taken at.
+    ``calibration`` turns the maximum relevance into the result's ``confidence``.
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -117,7 +129,7 @@ def recall(
     # onnxruntime and SQLite both release the GIL, so the two overlap.
     embedding = None
     if any(lane.name in NEEDS_VECTOR for lane in lanes):
-        embedding = _EMBEDDER_THREADS.submit(_embed, embedder, plan.embed_text, timing)
+        embedding = _EMBEDDER_THREADS.submit(_embed, embedder, plan, timing)
     ctx = LaneContext(
         query, plan.terms, None, scope, config.depth(limit), store, common=plan.common,
         session=session.name if session else None,
@@ -125,8 +137,10 @@ def recall(
     )  # fmt: skip
     first = [lane for lane in lanes if not lane.derived]
     rankings = _run_lanes([lane for lane in first if lane.name not in NEEDS_VECTOR], ctx, timing)
+    whole = None  # the whole query's vector, for the maximum relevance
     if embedding is not None:
-        ctx = replace(ctx, query_vector=embedding.result())
+        vector, whole = embedding.result()
+        ctx = replace(ctx, query_vector=vector)
         rankings |= _run_lanes([lane for lane in first if lane.name in NEEDS_VECTOR], ctx, timing)
     rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
     derived = [lane for lane in lanes if lane.derived]
@@ -152,6 +166,12 @@ def recall(
         Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
         for r in ranked
     ]  # fmt: skip
+    t = time.perf_counter()
+    sure = None if whole is None else confidence(_max_relevance(store, ranked, whole), calibration)
+    turn = read_turn(query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm),
+                     config.common_fraction)  # fmt: skip
+    ceiling = bm25_ceiling(ctx.terms, stats.df_all, stats.total()) if "kw" in rankings else None
+    timing["confidence"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:
         t = time.perf_counter()
@@ -169,6 +189,9 @@ def recall(
         decisions=tuple(decisions),
         plan=plan,
         corrections=corrections,
+        confidence=sure,
+        turn=turn,
+        kw_ceiling=ceiling,
     )
 
 
@@ -176,11 +199,23 @@ def recall(
 _EMBEDDER_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="chitta-embed")
 
 
-def _embed(embedder: Embedder, text: str, timing: dict[str, float]) -> np.ndarray:
+def _embed(
+    embedder: Embedder, plan: QueryPlan, timing: dict[str, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The vector the lanes search with (the distinctive text) and the whole query's, in
+    one call when they differ."""
     t = time.perf_counter()
-    vector = embedder.embed([text]).vectors[0]
+    texts = [plan.embed_text] if plan.embed_text == plan.text else [plan.embed_text, plan.text]
+    vectors = embedder.embed(texts).vectors
     timing["embed"] = _ms_since(t)
-    return vector
+    return vectors[0], vectors[-1]
+
+
+def _max_relevance(store: Store, ranked: list[Ranked], query: np.ndarray) -> float:
+    """The maximum relevance over the candidates the post-fusion stages ranked (the pool)."""
+    ids = [r.memory.id for r in ranked if r.final is not None and r.memory is not None]
+    vectors = store.vectors_for(ids)
+    return max_relevance(query, [vectors[i] for i in ids if i in vectors])
 
 
 def _run_lanes(

@@ -274,6 +274,10 @@ class Store:
                 (key, value),
             )
 
+    def delete_meta(self, key: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     def model_identity(self) -> ModelIdentity | None:
         raw = self.meta("model")
         return ModelIdentity(**json.loads(raw)) if raw else None

@@ -60,6 +60,14 @@ class TermStats:
     def size(self, realm: str) -> int:
         return self._size[realm]
 
+    def total(self) -> int:
+        """Live memories over every realm."""
+        return sum(n for n in self._size.values() if n > 0)
+
+    def df_all(self, word: str) -> int:
+        """How many live memories of any realm contain ``word`` (lower-case)."""
+        return sum(counts[word] for counts in list(self._df.values()))
+
     def df(self, realm: str, word: str) -> int:
         """How many live memories of ``realm`` contain ``word`` (lower-case)."""
         counts = self._df.get(realm)

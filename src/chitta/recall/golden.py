@@ -1,0 +1,113 @@
+"""Calibration data: a golden file of queries with their gold memories, or a benchmark run.
+
+A golden file is JSON Lines, one query per line (blank lines are skipped)::
+
+    {"query": "which port does the staging db use?", "gold": ["01JD…"], "realm": "infra"}
+    {"query": "what did we decide about kafka?", "gold": []}
+
+``gold`` lists the ids of the memories that answer the query; an empty list says this store
+cannot answer it (such lines let ``chitta calibrate`` choose the band threshold too).
+``realm`` defaults to ``default``. A benchmark run is the JSON file ``chitta bench abstain``
+writes; its ``pairs`` are used as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chitta.config import DEFAULT_REALM
+from chitta.errors import BadArgument
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
+
+_FIELDS = frozenset({"query", "gold", "realm"})
+#: The limit each golden query is recalled at (its top 3 is what the fit predicts).
+LIMIT = 10
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenQuery:
+    query: str
+    gold: tuple[str, ...]
+    realm: str = DEFAULT_REALM
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One calibration observation: the raw maximum relevance and what the top 3 held."""
+
+    raw: float
+    hit3: bool
+    unanswerable: bool
+
+
+def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
+    """The queries of a golden file, or a :class:`BadArgument` naming the first bad line."""
+    out = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise BadArgument(f"{where} is not JSON ({exc})") from None
+        if not isinstance(item, dict):
+            raise BadArgument(f"{where} is not a JSON object")
+        unknown = sorted(set(item) - _FIELDS)
+        if unknown:
+            raise BadArgument(
+                f"{where} has an unknown field {unknown[0]!r} (fields: "
+                f"{', '.join(sorted(_FIELDS))})"
+            )
+        query, gold, realm = item.get("query"), item.get("gold"), item.get("realm", DEFAULT_REALM)
+        if not isinstance(query, str) or not query.strip():
+            raise BadArgument(f"{where} needs a non-empty 'query' text")
+        if not isinstance(gold, list) or not all(isinstance(g, str) for g in gold):
+            raise BadArgument(f"{where} needs 'gold': a list of memory ids ([] if none answers)")
+        if not isinstance(realm, str) or not realm:
+            raise BadArgument(f"{where}: 'realm' must be a realm name")
+        out.append(GoldenQuery(query, tuple(gold), realm))
+    if not out:
+        raise BadArgument(f"{name} holds no queries")
+    return out
+
+
+def measure(chitta: Chitta, queries: Sequence[GoldenQuery]) -> list[Pair]:
+    """Recall each query (hybrid, limit 10) and note its maximum relevance and top 3."""
+    known = chitta.store.get_many(sorted({g for q in queries for g in q.gold}))
+    for q in queries:
+        for g in q.gold:
+            if g not in known:
+                raise BadArgument(
+                    f"gold memory {g} of query {q.query[:60]!r} is not in the store "
+                    "(forgotten, or from another store)"
+                )
+    pairs = []
+    for q in queries:
+        result = chitta.recall(q.query, realm=q.realm, limit=LIMIT)
+        if result.confidence is None:  # hybrid always embeds; kept for a clear error
+            raise BadArgument("the recall gave no maximum relevance to calibrate")
+        top3 = {h.memory.id for h in result.hits[:3]}
+        pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold))
+    return pairs
+
+
+def pairs_from_run(path: Path) -> list[Pair]:
+    """The observations of a ``chitta bench abstain`` results file."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadArgument(f"cannot read the benchmark run {path}: {exc}") from None
+    rows = record.get("pairs") if isinstance(record, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise BadArgument(f"{path} has no 'pairs': is it a `chitta bench abstain` results file?")
+    try:
+        return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"]) for r in rows]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadArgument(f"{path}: a pair is malformed ({exc!r})") from None
