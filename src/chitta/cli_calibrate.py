@@ -56,6 +56,8 @@ def calibrate(
     ]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of GOLDEN, --from-run, --show or --reset")
+    if threshold is not None and (show or reset):
+        raise click.UsageError("--threshold goes with a fit: GOLDEN or --from-run")
     with _errors(as_json), _open(ctx, create=False) as chitta:
         if show:
             _report(chitta.calibration, None, as_json)

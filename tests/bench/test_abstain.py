@@ -1,0 +1,182 @@
+"""The abstention benchmark on a small LoCoMo-format file the test writes."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from chitta.bench.abstain import build_set, names_in
+from chitta.bench.locomo import Question, load
+
+PEOPLE = {
+    "conv-a": (
+        "Aurelio",
+        "Brigitta",
+        [
+            "I adopted a grey greyhound called Pepper last spring",
+            "My pottery class meets every Tuesday at the community hall",
+            "We hiked the Dolomites in August and the weather held",
+            "I switched jobs and now work as a marine biologist",
+            "The sourdough starter finally doubled after a week",
+            "My sister visits from Lisbon next month for the festival",
+        ],
+    ),
+    "conv-b": (
+        "Cosimo",
+        "Dagny",
+        [
+            "I started learning the cello at the conservatory downtown",
+            "Our team won the regional chess tournament on Saturday",
+            "I planted tomatoes and basil on the balcony this year",
+            "The vintage motorcycle needs a new carburettor again",
+            "I volunteer at the animal shelter every other weekend",
+            "We are saving up for a trip to Kyoto in the autumn",
+        ],
+    ),
+    "conv-c": (
+        "Evander",
+        "Fenella",
+        [
+            "I finished my first marathon in under four hours",
+            "The bakery on the corner closed after thirty years",
+            "I am knitting a scarf for my grandmother's birthday",
+            "Our book club is reading a novel about lighthouse keepers",
+            "I repaired the garden shed roof before the storm",
+            "My daughter learned to ride a bicycle without help",
+        ],
+    ),
+}
+TOPICS = ["greyhound", "pottery", "Dolomites", "job", "sourdough", "sister"]
+QUESTIONS = {
+    "conv-a": [
+        "What dog did {a} adopt?",
+        "When does {b}'s pottery class meet?",
+        "Where did {a} hike in August?",
+        "What is {b}'s new job?",
+        "What happened to {a}'s sourdough starter?",
+        "Who visits {b} from Lisbon?",
+    ],
+    "conv-b": [
+        "What instrument is {a} learning?",
+        "What did {b}'s team win?",
+        "What did {a} plant on the balcony?",
+        "What does {b}'s motorcycle need?",
+        "Where does {a} volunteer?",
+        "Where are {b} and family going in autumn?",
+    ],
+    "conv-c": [
+        "What race did {a} finish?",
+        "What closed after thirty years near {b}?",
+        "What is {a} knitting?",
+        "What is {b}'s book club reading?",
+        "What did {a} repair before the storm?",
+        "What did {b}'s daughter learn?",
+    ],
+}
+
+
+def _dataset(path: Path) -> Path:
+    data = []
+    for sid, (a, b, lines) in PEOPLE.items():
+        turns = [
+            {"speaker": a if i % 2 == 0 else b, "dia_id": f"D1:{i + 1}", "text": text}
+            for i, text in enumerate(lines)
+        ]
+        qa = [
+            {
+                "question": q.format(a=a, b=b),
+                "answer": "x",
+                "evidence": [f"D1:{i + 1}"],
+                "category": 4,
+            }
+            for i, q in enumerate(QUESTIONS[sid])
+        ]
+        data.append(
+            {
+                "sample_id": sid,
+                "qa": qa,
+                "conversation": {
+                    "speaker_a": a,
+                    "speaker_b": b,
+                    "session_1_date_time": "1:56 pm on 8 May, 2023",
+                    "session_1": turns,
+                },
+            }
+        )
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_unanswerable_questions_name_only_what_the_store_never_saw(tmp_path: Path) -> None:
+    dataset = load(_dataset(tmp_path / "tiny.json"))
+    words = {
+        f"locomo-{sid}": {w.lower() for line in lines for w in line.split()}
+        | {a.lower(), b.lower()}
+        for sid, (a, b, lines) in PEOPLE.items()
+    }
+    items = build_set(dataset, lambda realm, w: int(w in words[realm]), per_store=4)
+    own = [i for i in items if i.answerable]
+    others = [i for i in items if not i.answerable]
+    assert len(own) == 18 and len(others) == 12  # 4 of the 12 eligible, per store
+    for item in others:
+        assert item.question.conversation != item.realm.removeprefix("locomo-")
+        assert not (names_in(item.question, {}) & words[item.realm])
+    q = Question("conv-a", 0, "Did Aurelio meet Brigitta in Lisbon?", 4, ("D1:1",))
+    assert names_in(q, {"D1:1": "Aurelio"}) == {"aurelio", "brigitta", "lisbon"}
+
+
+def test_the_command_fits_on_some_conversations_and_measures_on_the_others(
+    tmp_path: Path,
+) -> None:
+    data = _dataset(tmp_path / "tiny.json")
+    out = tmp_path / "abstain.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chitta",
+            "bench",
+            "abstain",
+            "--data",
+            str(data),
+            "--fit-on",
+            "conv-a,conv-b",
+            "--per-store",
+            "6",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "CHITTA_HOME": str(tmp_path / "h")},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert record["fit_on"] == ["conv-a", "conv-b"]
+    held = record["held_out"]
+    assert held["questions"] == {"answerable": 6, "unanswerable": 6}
+    assert 0.5 <= held["auroc"] <= 1.0
+    assert set(held["bands"]) == {"KNOWN", "UNKNOWN"}
+    assert len(record["pairs"]) == 36 and {"raw", "hit3", "answerable"} <= set(record["pairs"][0])
+    assert "| held-out, fitted calibration | 6 / 6 |" in out.with_suffix(".md").read_text()
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chitta",
+            "bench",
+            "abstain",
+            "--data",
+            str(data),
+            "--fit-on",
+            "conv-z",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert bad.returncode == 2 and "conv-z" in bad.stderr

@@ -1,0 +1,143 @@
+"""The calibrated maximum relevance: the Platt fit, bands, the display refit, the measures."""
+
+import json
+import math
+import random
+
+import numpy as np
+import pytest
+
+from chitta.errors import BadArgument
+from chitta.recall import calibration as calib
+
+
+def _synthetic(n: int = 400, seed: int = 7) -> tuple[list[float], list[bool]]:
+    """Raw values whose chance of a top-3 hit truly is sigmoid(8x - 4)."""
+    rnd = random.Random(seed)
+    raw = [rnd.uniform(0.0, 1.0) for _ in range(n)]
+    hits = [rnd.random() < calib.sigmoid(8 * x - 4) for x in raw]
+    return raw, hits
+
+
+def test_the_fit_recovers_a_known_logistic() -> None:
+    raw, hits = _synthetic(4000)
+    a, b = calib.fit_logistic(raw, hits)
+    assert a == pytest.approx(8, rel=0.15) and b == pytest.approx(-4, rel=0.15)
+
+
+def test_bands_split_on_the_calibrated_value_at_the_threshold() -> None:
+    fit = calib.Calibration(a=10, b=-5, threshold=0.5)
+    assert calib.confidence(0.51, fit).band == calib.KNOWN
+    assert calib.confidence(0.49, fit).band == calib.UNKNOWN
+    assert calib.confidence(0.5, fit).calibrated == pytest.approx(0.5)
+
+
+def test_the_display_refit_changes_the_number_shown_but_never_the_band() -> None:
+    base = calib.Calibration(a=10, b=-5, threshold=0.5)
+    shy = calib.Calibration(a=10, b=-5, threshold=0.5, display_a=0.5, display_b=-1.0)
+    for raw in (0.2, 0.45, 0.55, 0.9):
+        plain, refit = calib.confidence(raw, base), calib.confidence(raw, shy)
+        assert plain.band == refit.band and plain.calibrated == refit.calibrated
+        assert plain.shown == pytest.approx(plain.calibrated)  # identity refit
+        expected = calib.sigmoid(0.5 * calib.logit(plain.calibrated) - 1.0)
+        assert refit.shown == pytest.approx(expected) and refit.shown != plain.shown
+
+
+def test_fit_calibration_is_close_to_calibrated_on_its_own_kind_of_data() -> None:
+    raw, hits = _synthetic(3000)
+    fit = calib.fit_calibration(raw, hits, source="test")
+    test_raw, test_hits = _synthetic(3000, seed=99)
+    predicted = [calib.confidence(x, fit).calibrated for x in test_raw]
+    assert calib.ece(predicted, test_hits) < 0.04
+    assert fit.threshold == calib.DEFAULT.threshold  # nothing said which are unanswerable
+
+
+def test_unanswerable_queries_set_the_threshold_at_equal_error() -> None:
+    raw, hits = _synthetic(600)
+    unanswerable = [x < 0.3 for x in raw]
+    hits = [h and not u for h, u in zip(hits, unanswerable, strict=True)]
+    fit = calib.fit_calibration(raw, hits, source="test", unanswerable=unanswerable)
+    p = [calib.confidence(x, fit).calibrated for x in raw]
+    miss = sum(q < fit.threshold for q, u in zip(p, unanswerable, strict=True) if not u)
+    leak = sum(q >= fit.threshold for q, u in zip(p, unanswerable, strict=True) if u)
+    assert abs(miss / (len(raw) - sum(unanswerable)) - leak / sum(unanswerable)) < 0.05
+    explicit = calib.fit_calibration(
+        raw, hits, source="t", unanswerable=unanswerable, threshold=0.4
+    )
+    assert explicit.threshold == 0.4  # a threshold given wins
+
+
+@pytest.mark.parametrize(
+    ("raw", "hits", "message"),
+    [
+        ([0.1] * 5, [True] * 5, "at least"),
+        ([0.1 * i for i in range(20)], [True] * 20, "both outcomes"),
+        ([0.1] * 12, [True] * 11, "as many"),
+    ],
+)
+def test_a_fit_that_cannot_be_made_says_why(raw, hits, message) -> None:
+    with pytest.raises(BadArgument, match=message):
+        calib.fit_calibration(raw, hits, source="t")
+
+
+def test_a_backwards_fit_is_refused() -> None:
+    raw = [i / 40 for i in range(40)]
+    with pytest.raises(BadArgument, match="backwards"):
+        calib.fit_calibration(raw, [x < 0.5 for x in raw], source="t")
+
+
+def test_ece_is_zero_when_predictions_match_rates_and_large_when_overconfident() -> None:
+    assert calib.ece([0.25] * 4, [True, False, False, False]) == pytest.approx(0.0)
+    assert calib.ece([0.95] * 10, [True] * 5 + [False] * 5) == pytest.approx(0.45)
+
+
+def test_auroc_counts_ties_half() -> None:
+    assert calib.auroc([0.9, 0.8], [0.1, 0.2]) == 1.0
+    assert calib.auroc([0.1], [0.9]) == 0.0
+    assert calib.auroc([0.5], [0.5]) == 0.5
+    with pytest.raises(BadArgument):
+        calib.auroc([], [0.1])
+
+
+def test_loo_refit_predicts_each_value_without_it() -> None:
+    raw, hits = _synthetic(200)
+    fit = calib.fit_calibration(raw, hits, source="t")
+    p = [calib.confidence(x, fit).calibrated for x in raw]
+    refit = calib.loo_refit(p, hits)
+    assert len(refit) == len(p) and all(0 < q < 1 for q in refit)
+    # Left out, an item's prediction differs slightly from the full-data refit's.
+    assert refit != [calib.confidence(x, fit).shown for x in raw]
+
+
+def test_max_relevance_is_the_best_cosine_and_minus_one_for_nothing() -> None:
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    vectors = [np.array([0.6, 0.8], dtype=np.float32), np.array([0.8, 0.6], dtype=np.float32)]
+    assert calib.max_relevance(q, vectors) == pytest.approx(0.8)
+    assert calib.max_relevance(q, []) == -1.0
+
+
+def test_a_calibration_round_trips_and_a_bad_one_is_named() -> None:
+    fit = calib.Calibration(a=9.0, b=-6.0, threshold=0.2, source="golden file g.jsonl", pairs=40)
+    assert calib.Calibration.from_json(fit.to_json()) == fit
+    with pytest.raises(BadArgument, match="not JSON"):
+        calib.Calibration.from_json("{nope")
+    with pytest.raises(BadArgument, match="unknown field 'colour'"):
+        calib.Calibration.from_json(json.dumps({**json.loads(fit.to_json()), "colour": 1}))
+    with pytest.raises(BadArgument, match="incomplete"):
+        calib.Calibration.from_json(json.dumps({"a": 1.0}))
+    with pytest.raises(BadArgument, match="threshold"):
+        calib.Calibration(a=1, b=0, threshold=1.5)
+    with pytest.raises(BadArgument, match="finite"):
+        calib.Calibration(a=math.nan, b=0, threshold=0.5)
+    with pytest.raises(BadArgument, match="positive"):
+        calib.Calibration(a=-1, b=0, threshold=0.5)
+
+
+def test_the_words_say_the_band_the_percentage_and_a_default_fit() -> None:
+    known = calib.confidence(0.9, calib.DEFAULT)
+    assert known.words().startswith(f"KNOWN ({known.percent}%)")
+    assert "chitta calibrate" in known.words()  # the default fit says so
+    own = calib.Calibration(a=9.8, b=-6.2, threshold=0.18, source="golden file g.jsonl")
+    unknown = calib.confidence(0.1, own)
+    assert unknown.words().startswith("UNKNOWN (") and "chitta calibrate" not in unknown.words()
+    assert unknown.as_dict()["band"] == "UNKNOWN"

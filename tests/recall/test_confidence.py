@@ -1,0 +1,84 @@
+"""Every recall reports how sure the store is that it knows the answer (recall/calibration.py)."""
+
+import json
+
+import pytest
+
+from chitta.api import CALIBRATION_KEY, Chitta
+from chitta.cli_format import result_to_dict
+from chitta.recall import calibration as calib
+
+FACTS = [
+    "The staging Postgres listens on port 6543 behind pgbouncer",
+    "Kafka retention on the events topic is seven days",
+    "Alice prefers tabs over spaces in Python code",
+    "We chose SQLite WAL over a custom log because crash recovery comes free",
+]
+
+
+@pytest.fixture
+def filled(chitta: Chitta) -> Chitta:
+    for fact in FACTS:
+        chitta.remember(fact, realm="infra")
+    return chitta
+
+
+def test_an_on_topic_query_is_known_and_an_off_topic_one_unknown(filled: Chitta) -> None:
+    known = filled.recall("which port does the staging postgres use?", realm="infra")
+    unknown = filled.recall("what is the capital of Mongolia?", realm="infra")
+    assert known.confidence is not None and unknown.confidence is not None
+    assert known.confidence.band == calib.KNOWN
+    assert unknown.confidence.band == calib.UNKNOWN
+    assert known.confidence.raw > unknown.confidence.raw
+    assert known.confidence.source == "default"
+
+
+def test_the_maximum_relevance_is_the_whole_querys_best_cosine(filled: Chitta) -> None:
+    query = "which port does the staging postgres use?"
+    result = filled.recall(query, realm="infra", limit=2)
+    q = filled.embedder.embed([query]).vectors[0]
+    vectors = filled.store.vectors_for([m.id for m in filled.store.iter_memories(realm="infra")])
+    assert result.confidence is not None
+    assert result.confidence.raw == pytest.approx(max(float(v @ q) for v in vectors.values()))
+
+
+def test_keyword_recall_has_no_confidence_and_an_empty_realm_is_unknown(filled: Chitta) -> None:
+    assert filled.recall("kafka retention", realm="infra", strategy="keyword").confidence is None
+    empty = filled.recall("kafka retention", realm="nowhere")
+    assert empty.confidence is not None and empty.confidence.raw == -1.0
+    assert empty.confidence.band == calib.UNKNOWN
+
+
+def test_the_reply_carries_the_band_the_turn_and_each_hits_shared_words(filled: Chitta) -> None:
+    data = result_to_dict(filled.recall("kafka retention days?", realm="infra", limit=2))
+    assert data["confidence"]["band"] == "KNOWN" and data["confidence"]["words"]
+    assert data["turn"] == {"distinctive": ["kafka", "retention", "days"], "terse_negation": False}
+    top = data["hits"][0]
+    assert top["content"] == FACTS[1] and top["shared"] == ["kafka", "retention", "days"]
+    assert 0 < top["kw_norm"] <= 100
+
+
+def test_a_stored_fit_is_used_and_survives_reopening(filled: Chitta, settings) -> None:
+    fit = calib.Calibration(a=1.0, b=-10.0, threshold=0.5, source="golden file g.jsonl")
+    filled.set_calibration(fit)
+    result = filled.recall("which port does the staging postgres use?", realm="infra")
+    assert result.confidence is not None and result.confidence.band == calib.UNKNOWN
+    assert result.confidence.source == "golden file g.jsonl"
+    filled.close()
+    with Chitta.open(settings, embedder=filled.embedder) as again:
+        assert again.calibration == fit
+        again.set_calibration(None)
+        assert again.calibration == calib.DEFAULT
+
+
+def test_an_unreadable_stored_fit_falls_back_to_the_default_and_says_why(filled: Chitta) -> None:
+    filled.store.set_meta(CALIBRATION_KEY, json.dumps({"a": "many"}))
+    fit = filled.calibration
+    assert (fit.a, fit.b, fit.threshold) == (
+        calib.DEFAULT.a,
+        calib.DEFAULT.b,
+        calib.DEFAULT.threshold,
+    )
+    assert fit.source.startswith("default (stored fit unusable:")
+    assert filled.recall("kafka", realm="infra").confidence is not None
+    assert filled.store.meta(CALIBRATION_KEY) == json.dumps({"a": "many"})  # left as it was
