@@ -1,5 +1,7 @@
 """The Python API: the quality gate, the lifecycle, and refusal that changes nothing."""
 
+from dataclasses import replace
+
 import pytest
 
 from chitta.api import MS_PER_DAY, Chitta
@@ -16,6 +18,7 @@ from chitta.errors import (
     ModelMismatch,
     UnknownKind,
 )
+from chitta.recall import calibration as calib
 from chitta.store.kinds import Kind
 from chitta.store.records import Source
 
@@ -128,6 +131,7 @@ def test_supersede_links_both_ways(chitta: Chitta) -> None:
 def test_another_model_is_refused_until_reembed(settings: Settings, embedder, tmp_path) -> None:
     with Chitta.open(settings, embedder=embedder) as c:
         mid = c.remember(WAL, realm="demo").id
+        c.set_calibration(replace(calib.DEFAULT, source="golden file g.jsonl"))
     model, tokenizer = default_model_files()
     folder = tmp_path / "other-model"
     folder.mkdir()
@@ -139,13 +143,16 @@ def test_another_model_is_refused_until_reembed(settings: Settings, embedder, tm
     assert "all-MiniLM-L6-v2-int8" in str(err.value) and "other-model" in str(err.value)
     assert "chitta reembed" in str(err.value)
     with Chitta.open(settings, embedder=other, check_model=False) as c:
+        assert c.calibration.source == "golden file g.jsonl"
         assert c.reembed() == 1
     with Chitta.open(settings, embedder=other) as c:
         assert c.recall("write-ahead log", realm="demo").hits[0].memory.id == mid
+        assert c.calibration == calib.DEFAULT  # a fit of the old model's cosines is dropped
 
 
 def test_status_has_figures_but_no_text(chitta: Chitta) -> None:
     chitta.remember(WAL, realm="demo")
     status = chitta.status()
     assert status["memories"] == 1 and status["per_realm"] == {"demo": 1}
+    assert status["calibration"]["source"] == "default"
     assert "SQLite" not in repr(status)

@@ -438,5 +438,9 @@ class Chitta:
             "store_model": None if stored is None else stored.as_dict(),
             "store_model_matches": stored is None or stored == configured,
             "embed_cache": stats() if callable(stats) else None,
+            "calibration": {
+                "source": self.calibration.source,
+                "threshold": self.calibration.threshold,
+            },
             **self.store.counts(),
         }

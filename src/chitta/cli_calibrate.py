@@ -20,7 +20,12 @@ import click
     "--threshold",
     type=float,
     help="The KNOWN/UNKNOWN threshold on the calibrated value (default: chosen from "
-    "unanswerable queries when there are some, else 0.2).",
+    "unanswerable queries when there are some, else the default fit's).",
+)
+@click.option(
+    "--display-only",
+    is_flag=True,
+    help="Refit only the displayed percentage; keep the band's fit and threshold.",
 )
 @click.option("--show", is_flag=True, help="Print the store's calibration and change nothing.")
 @click.option("--reset", is_flag=True, help="Forget the store's fit; use the default again.")
@@ -31,6 +36,7 @@ def calibrate(
     golden: Path | None,
     from_run: Path | None,
     threshold: float | None,
+    display_only: bool,
     show: bool,
     reset: bool,
     as_json: bool,
@@ -56,8 +62,10 @@ def calibrate(
     ]
     if len(chosen) != 1:
         raise click.UsageError("give exactly one of GOLDEN, --from-run, --show or --reset")
-    if threshold is not None and (show or reset):
-        raise click.UsageError("--threshold goes with a fit: GOLDEN or --from-run")
+    if (threshold is not None or display_only) and (show or reset):
+        raise click.UsageError("--threshold and --display-only go with a fit: GOLDEN or --from-run")
+    if threshold is not None and display_only:
+        raise click.UsageError("--display-only keeps the band's threshold; leave out --threshold")
     with _errors(as_json), _open(ctx, create=False) as chitta:
         if show:
             _report(chitta.calibration, None, as_json)
@@ -66,12 +74,15 @@ def calibrate(
             chitta.set_calibration(None)
             _report(chitta.calibration, None, as_json)
             return
-        fit, pairs = _fit(chitta, golden, from_run, threshold)
+        fit, pairs = _fit(chitta, golden, from_run, threshold, display_only)
         chitta.set_calibration(fit)
         _report(chitta.calibration, pairs, as_json)
 
 
-def _fit(chitta: Any, golden: Path | None, from_run: Path | None, threshold: float | None):
+def _fit(
+    chitta: Any, golden: Path | None, from_run: Path | None, threshold: float | None,
+    display_only: bool,
+):  # fmt: skip
     from datetime import UTC, datetime
     from functools import partial
 
@@ -91,12 +102,18 @@ def _fit(chitta: Any, golden: Path | None, from_run: Path | None, threshold: flo
             raise BadArgument(f"cannot read the golden file {golden}: {exc}") from None
         queries = gold.read_golden(lines, str(golden))
         pairs, source = gold.measure(chitta, queries), f"golden file {golden.name}"
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    if display_only:
+        current = chitta.calibration
+        source = f"{current.source}; percentage refitted on {source}"
+        return calib.refit_display(current, [p.raw for p in pairs], [p.hit3 for p in pairs],
+                                   source=source, fitted_at=now), pairs  # fmt: skip
     fit_with = partial(
         calib.fit_calibration,
         [p.raw for p in pairs],
         [p.hit3 for p in pairs],
         source=source,
-        fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        fitted_at=now,
     )
     if threshold is not None:
         return fit_with(threshold=threshold), pairs

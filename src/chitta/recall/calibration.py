@@ -228,6 +228,24 @@ def fit_calibration(
     return fit
 
 
+def refit_display(
+    fit: Calibration,
+    raw: Sequence[float],
+    hit3: Sequence[bool],
+    *,
+    source: str,
+    fitted_at: str | None = None,
+) -> Calibration:
+    """``fit`` with only its displayed percentage refitted to these observations: the band
+    (a, b, threshold) is kept, as the seed keeps it on the broadly fitted raw value."""
+    calibrated = [confidence(r, fit).calibrated for r in raw]
+    da, db = fit_logistic([logit(p) for p in calibrated], [float(h) for h in hit3])
+    if da <= 0:
+        raise BadArgument("the refit came out backwards: higher confidence found fewer gold")
+    return replace(fit, display_a=da, display_b=db, source=source, pairs=len(raw),
+                   fitted_at=fitted_at)  # fmt: skip
+
+
 def equal_error_threshold(calibrated: Sequence[float], unanswerable: Sequence[bool]) -> float:
     """The calibrated value where the share of answerable questions below it (put in UNKNOWN)
     is closest to the share of unanswerable ones at or above it (put in KNOWN)."""
