@@ -94,3 +94,15 @@ def raw(daemon: Path) -> Callable[[bytes], list[bytes]]:
             return lines
 
     return send
+
+
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One running daemon for a whole test module; its CHITTA_HOME (the socket is in it).
+    For modules whose tests only read, or write to realms of their own."""
+    home = tmp_path_factory.mktemp("h")
+    proc = start_daemon(home)
+    try:
+        yield home
+    finally:
+        stop_daemon(proc)

@@ -1,0 +1,321 @@
+"""The admission gate (recall/gate.py) as `chitta hook prompt` applies it, against a real
+daemon: the band line, which lanes' rows an UNKNOWN prompt keeps, the terse negation, the
+settings, the debug lines and the small-realm relaxation.
+
+One daemon serves the module. Its realms stay under 20 memories, so every word of a prompt
+that is not a stop word is distinctive (gate.MIN_REALM_SIZE). The memories of realm demo are
+stored by one agent session, so a prompt of that session also gets ``ctx`` rows (priming).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chitta.daemon.client import DaemonClient
+from chitta.hooks.lanes import HYB_LIMIT
+from chitta.recall.gate import RELAX_MIN_RAW
+
+DEMO, GARDEN, DEFAULT = "demo", "garden", "default"
+SESSION, GARDEN_SESSION = "s-demo", "s-garden"
+#: Realm demo: a software project's memories, and one about the office espresso machine.
+DEMO_MEMORIES = {
+    "wal": "We chose SQLite WAL over a custom log because crash recovery comes free",
+    "deploy": "Never run deploy.sh on Fridays; use the staging pipeline instead",
+    "model": "The embedding model is all-MiniLM-L6-v2 quantised to int8 for speed",
+    "fusion": "Recall fuses the keyword and semantic lanes with reciprocal rank fusion",
+    "socket": "The daemon listens on a Unix socket inside the chitta home folder",
+    "mocks": "Integration tests run against a real daemon process, never against mocks",
+    "release": "Release notes are written in the changelog before every version tag",
+    "espresso": "The office espresso machine descaling is scheduled for Mondays",
+}
+KINDS = {"wal": "wisdom", "deploy": "correction"}  # the others are insights
+#: A correction keyed by its tag: a turn that says "no thanks" names it.
+NO_THANKS = "When the user answers no thanks to an offered refactor, drop it for the session"
+#: Realm garden: three memories, so a hybrid page of five comes back short.
+GARDEN_MEMORIES = {
+    "tomatoes": "Water the tomatoes every morning during July heat waves",
+    "compost": "The compost bin sits behind the shed next to the rain barrel",
+    "basil": "Basil grows best planted beside the tomatoes",
+}
+#: Nothing in the store is about baking; only "espresso" is shared, by one memory.
+OFF_TOPIC = "What is a good recipe for banana bread with walnuts and espresso?"
+#: Close to the compost memory (cosine about 0.45: confident enough for the relaxation, still
+#: UNKNOWN under the default calibration) and shares "rain" and "barrel" with it only.
+RAIN_BARREL = "is the rain barrel full?"
+#: Causes only the gate gives (the others are the lanes' own: duplicate, not-ctx, …).
+GATE_CAUSES = {
+    "unknown-silenced", "no-shared-token", "weak-single-token", "terse-negation",
+    "no-distinctive-token",
+}  # fmt: skip
+#: Words of every stored memory: none may show up in a debug line.
+TEXT_WORDS = ("SQLite", "deploy.sh", "MiniLM", "espresso", "changelog", "socket", "tomatoes",
+              "compost", "refactor", "mocks")  # fmt: skip
+
+_DEBUG = re.compile(
+    r"chitta admit: lane=(?P<lane>corr|hyb|ctx|sem|kw|xr) id=(?P<id>[0-9A-Z]{26}) "
+    r"confidence=(?P<confidence>\d\.\d{3}|-) band=(?P<band>KNOWN|UNKNOWN|-) "
+    r"relaxed=(?P<relaxed>yes|no) (?P<state>admitted|dropped) (?P<reason>[a-z-]+)"
+)
+_MEMORY = re.compile(r"\[(?P<lane>corr|hyb|ctx|sem|kw|xr)\] (?P<id>[0-9A-Z]{26}) ")
+_SUMMARY = re.compile(r"\[chitta\] realm \S+: (?P<admitted>\d+) memories admitted \(.*\); "
+                      r"dropped: (?P<dropped>.*); \d+ ms of \d+ ms")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class HookOutput:
+    """What one `chitta hook prompt` run printed, read back."""
+
+    code: int
+    lines: list[str]
+    stderr: str
+
+    @property
+    def band(self) -> str:
+        return self.lines[0]
+
+    @property
+    def summary(self) -> str:
+        return self.lines[-1]
+
+    def memories(self) -> list[tuple[str, str]]:
+        """(lane, id) of every memory line, in order."""
+        return [(m["lane"], m["id"]) for line in self.lines if (m := _MEMORY.match(line))]
+
+    def ids(self) -> set[str]:
+        return {memory_id for _, memory_id in self.memories()}
+
+    def admitted(self) -> int:
+        match = _SUMMARY.fullmatch(self.summary)
+        assert match, self.summary
+        return int(match["admitted"])
+
+    def dropped(self) -> Counter[str]:
+        """Drops by cause, from the summary line (a lost lane would read "cause n (lanes)")."""
+        match = _SUMMARY.fullmatch(self.summary)
+        assert match, self.summary
+        if match["dropped"] == "none":
+            return Counter()
+        causes = [part.rsplit(" ", 1) for part in match["dropped"].split(", ")]
+        return Counter({cause: int(n) for cause, n in causes})
+
+    def verdicts(self) -> list[dict[str, str]]:
+        """The CHITTA_ADMIT_DEBUG lines, parsed; every stderr line must be one."""
+        out = []
+        for line in self.stderr.splitlines():
+            match = _DEBUG.fullmatch(line)
+            assert match, f"not a debug line: {line!r}"
+            out.append(match.groupdict())
+        return out
+
+
+def hook_env(home: Path, realm: str, **extra: str) -> dict[str, str]:
+    # os.environ carries PYTHONPATH, so the subprocess runs this worktree's code. A generous
+    # budget: a lane lost to a busy machine would change the counts asserted on.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    return {**env, "CHITTA_HOME": str(home), "CHITTA_HOOK_REALM": realm,
+            "CHITTA_HOOK_BUDGET_MS": "60000", **extra}  # fmt: skip
+
+
+def prompt(
+    home: Path, text: str, *, realm: str = DEMO, session: str = SESSION, **extra: str
+) -> HookOutput:
+    """Run `chitta hook prompt` for ``text`` with ``extra`` environment."""
+    event = json.dumps({"prompt": text, "session_id": session, "cwd": "/nowhere"})
+    done = subprocess.run([sys.executable, "-m", "chitta", "hook", "prompt"], input=event,
+                          capture_output=True, text=True, env=hook_env(home, realm, **extra),
+                          timeout=120)  # fmt: skip
+    return HookOutput(done.returncode, done.stdout.strip().splitlines(), done.stderr)
+
+
+def recall(home: Path, query: str, realm: str, **params: Any) -> dict[str, Any]:
+    """The daemon's own reply (before any gate), to check a test's premise."""
+    with DaemonClient(home / "chitta.sock") as client:
+        return client.call("recall", query=query, realm=realm, **params)
+
+
+@pytest.fixture(scope="module")
+def ids(module_home: Path) -> dict[str, str]:
+    """The memories of realms demo, garden and default; their ids by name."""
+    out = {}
+    with DaemonClient(module_home / "chitta.sock") as client:
+
+        def remember(name: str, content: str, realm: str, **fields: Any) -> None:
+            done = client.call("remember", content=content, realm=realm, **fields)
+            assert not done.get("deduplicated"), name
+            out[name] = done["id"]
+
+        for name, content in DEMO_MEMORIES.items():
+            remember(name, content, DEMO, kind=KINDS.get(name, "insight"), session=SESSION)
+        remember("no-thanks", NO_THANKS, DEMO, kind="correction", tags=["no-thanks"])
+        for name, content in GARDEN_MEMORIES.items():
+            remember(name, content, GARDEN, session=GARDEN_SESSION)
+        # The same three in the default realm: a small realm that is never relaxed.
+        for name, content in GARDEN_MEMORIES.items():
+            remember(f"default-{name}", content, DEFAULT, session=GARDEN_SESSION)
+    return out
+
+
+def test_an_on_topic_prompt_is_known_and_gets_its_memories(module_home, ids) -> None:
+    out = prompt(module_home, "why did we choose SQLite WAL?")
+    assert out.code == 0, out.stderr
+    assert out.band.startswith("[chitta] KNOWN (") and "verify them" in out.band
+    assert ("hyb", ids["wal"]) in out.memories()
+    assert f"[hyb] {ids['wal']} wisdom: {DEMO_MEMORIES['wal']}" in out.lines
+    assert not set(out.dropped()) & GATE_CAUSES  # KNOWN: the gate drops nothing
+    assert out.stderr == ""  # no debug lines unless asked for
+
+
+def test_an_off_topic_prompt_is_unknown_and_keeps_only_rows_sharing_a_word(
+    module_home, ids
+) -> None:
+    out = prompt(module_home, OFF_TOPIC, CHITTA_ADMIT_DEBUG="1")
+    assert out.code == 0
+    assert out.band.startswith("[chitta] UNKNOWN (") and "say so" in out.band
+    # Only the memory that shares "espresso" with the prompt is shown, once, under hyb.
+    assert out.memories() == [("hyb", ids["espresso"])]
+    verdicts = out.verdicts()
+    silenced = [v for v in verdicts if v["lane"] in ("sem", "ctx")]
+    assert {v["lane"] for v in silenced} == {"sem", "ctx"}  # both lanes had rows
+    assert all(v["reason"] == "unknown-silenced" for v in silenced)
+    for v in verdicts:
+        if v["lane"] in ("hyb", "kw", "xr"):
+            shares = v["id"] == ids["espresso"]
+            assert (v["state"], v["reason"]) == (
+                ("admitted", "shares-token") if shares else ("dropped", "no-shared-token")
+            ), v
+    dropped = out.dropped()
+    assert dropped["unknown-silenced"] == len(silenced)
+    assert dropped["no-shared-token"] == sum(v["reason"] == "no-shared-token" for v in verdicts)
+    assert dropped["no-shared-token"] >= HYB_LIMIT - 1  # the rest of the hybrid page
+
+
+def test_unknown_silence_off_lets_the_rows_through_under_the_band(module_home, ids) -> None:
+    out = prompt(module_home, OFF_TOPIC, CHITTA_UNKNOWN_SILENCE="0")
+    assert out.code == 0
+    assert out.band.startswith("[chitta] UNKNOWN (")  # the band is still said
+    dropped = out.dropped()
+    assert "unknown-silenced" not in dropped and "no-shared-token" not in dropped
+    hyb = [memory_id for lane, memory_id in out.memories() if lane == "hyb"]
+    assert len(hyb) == HYB_LIMIT  # the whole hybrid page, unrelated rows included
+    assert ids["espresso"] in hyb and len(out.ids() - {ids["espresso"]}) >= HYB_LIMIT - 1
+
+
+@pytest.mark.parametrize("text", ["nope", "no, stop"])
+def test_a_terse_negation_recalls_nothing_by_topic(module_home, ids, text: str) -> None:
+    out = prompt(module_home, text)
+    assert out.code == 0
+    assert out.memories() == []
+    assert out.admitted() == 0
+    # Only the hybrid call is made (for its keyed corrections): its page is all there is.
+    assert out.dropped() == Counter({"terse-negation": HYB_LIMIT})
+
+
+def test_a_terse_negation_still_gets_the_correction_it_names(module_home, ids) -> None:
+    out = prompt(module_home, "No thanks.")
+    assert out.code == 0
+    assert out.memories() == [("corr", ids["no-thanks"])]
+    assert f"[corr] {ids['no-thanks']} correction (key no thanks): {NO_THANKS}" in out.lines
+    assert out.dropped() == Counter({"terse-negation": HYB_LIMIT})
+
+
+@pytest.mark.parametrize(("minimum", "verdict"), [
+    (None, ("dropped", "weak-single-token")),  # the default, 60
+    ("0", ("admitted", "shares-token")),
+])  # fmt: skip
+def test_a_weak_single_word_kw_row_needs_the_minimum_under_unknown(
+    module_home, ids, minimum: str | None, verdict: tuple[str, str]
+) -> None:
+    text = "which folder?"  # one distinctive word, in the socket memory only
+    reply = recall(module_home, text, DEMO)
+    assert reply["turn"]["distinctive"] == ["folder"]
+    assert reply["confidence"]["band"] == "UNKNOWN"
+    extra = {} if minimum is None else {"CHITTA_KW_SINGLE_TOKEN_MIN": minimum}
+    out = prompt(module_home, text, CHITTA_ADMIT_DEBUG="1", **extra)
+    assert out.code == 0
+    kw = [v for v in out.verdicts() if v["lane"] == "kw"]
+    assert [(v["id"], v["state"], v["reason"]) for v in kw] == [(ids["socket"], *verdict)]
+    assert out.dropped()["weak-single-token"] == (1 if verdict[0] == "dropped" else 0)
+    # The hybrid lane's row of the same memory is not held to the minimum.
+    assert out.memories() == [("hyb", ids["socket"])]
+
+
+@pytest.mark.parametrize("value", ["abc", "150", "-1"])
+def test_a_bad_kw_minimum_is_one_line_naming_it(module_home, ids, value: str) -> None:
+    out = prompt(module_home, OFF_TOPIC, CHITTA_KW_SINGLE_TOKEN_MIN=value)
+    assert out.code == 0
+    assert len(out.lines) == 1
+    assert out.lines[0].startswith("[chitta] prompt hook: ")
+    assert "CHITTA_KW_SINGLE_TOKEN_MIN" in out.lines[0] and value in out.lines[0]
+
+
+def test_admit_debug_prints_one_line_per_row_and_no_memory_text(module_home, ids) -> None:
+    out = prompt(module_home, "can I run deploy.sh on Friday?", CHITTA_ADMIT_DEBUG="1")
+    assert out.code == 0
+    verdicts = out.verdicts()  # every stderr line is a debug line
+    band = out.band.split()[1]
+    assert {v["band"] for v in verdicts} == {band}
+    assert {v["relaxed"] for v in verdicts} == {"no"}  # demo's hybrid page is full
+    assert len({v["confidence"] for v in verdicts}) == 1
+    corr = [(v["id"], v["state"], v["reason"]) for v in verdicts if v["lane"] == "corr"]
+    assert corr == [(ids["deploy"], "admitted", "keyed")]
+    # One line per row the gate judged: each admitted or dropped by the gate, or admitted
+    # by it and then dropped by the merge (duplicate, over-limit). The lanes' own filters
+    # (not-ctx, same-realm) run before the gate.
+    dropped = out.dropped()
+    judged = out.admitted() + sum(dropped.values()) - dropped["not-ctx"] - dropped["same-realm"]
+    assert len(verdicts) == judged
+    assert sum(v["state"] == "admitted" for v in verdicts) == judged - sum(
+        dropped[c] for c in GATE_CAUSES
+    )
+    for word in TEXT_WORDS:
+        assert word.lower() not in out.stderr.lower()
+    assert "chitta admit:" not in "\n".join(out.lines)
+
+
+def test_a_small_realm_admits_sem_and_ctx_rows_sharing_a_word(module_home, ids) -> None:
+    reply = recall(module_home, RAIN_BARREL, GARDEN, limit=HYB_LIMIT)
+    conf = reply["confidence"]
+    assert conf["band"] == "UNKNOWN" and conf["raw"] >= RELAX_MIN_RAW, conf
+    assert len(reply["hits"]) < HYB_LIMIT  # the page comes back short
+    out = prompt(module_home, RAIN_BARREL, realm=GARDEN, session=GARDEN_SESSION,
+                 CHITTA_ADMIT_DEBUG="1")  # fmt: skip
+    assert out.code == 0
+    assert out.band.startswith("[chitta] UNKNOWN (")
+    verdicts = out.verdicts()
+    assert {v["relaxed"] for v in verdicts} == {"yes"}
+    relaxed = [v for v in verdicts if v["lane"] in ("sem", "ctx")]
+    assert {v["lane"] for v in relaxed} == {"sem", "ctx"}
+    for v in relaxed:
+        expected = (
+            ("admitted", "small-realm") if v["id"] == ids["compost"]
+            else ("dropped", "no-shared-token")
+        )  # fmt: skip
+        assert (v["state"], v["reason"]) == expected, v
+    assert "unknown-silenced" not in out.dropped()
+    # The compost memory is shown once (under hyb, the first lane); the others not at all.
+    assert ("hyb", ids["compost"]) in out.memories()
+    assert not out.ids() & {ids["tomatoes"], ids["basil"]}
+
+
+def test_the_default_realm_is_never_relaxed(module_home, ids) -> None:
+    reply = recall(module_home, RAIN_BARREL, DEFAULT, limit=HYB_LIMIT)
+    conf = reply["confidence"]
+    assert conf["band"] == "UNKNOWN" and conf["raw"] >= RELAX_MIN_RAW, conf
+    assert len(reply["hits"]) < HYB_LIMIT
+    out = prompt(module_home, RAIN_BARREL, realm=DEFAULT, session=GARDEN_SESSION,
+                 CHITTA_ADMIT_DEBUG="1")  # fmt: skip
+    verdicts = out.verdicts()
+    assert {v["relaxed"] for v in verdicts} == {"no"}
+    silenced = [v for v in verdicts if v["lane"] in ("sem", "ctx")]
+    assert silenced and all(v["reason"] == "unknown-silenced" for v in silenced)
+    assert ("hyb", ids["default-compost"]) in out.memories()
