@@ -95,7 +95,7 @@ def test_calibrate_with_a_threshold_keeps_it(home, tmp_path: Path) -> None:
         (("--show", "--reset"), 2, "exactly one of GOLDEN"),
         (("nope.jsonl",), 2, "cannot read the golden file"),
         (("--from-run", "nope.json"), 2, "cannot read the benchmark run"),
-        (("--show", "--threshold", "0.3"), 2, "--threshold goes with a fit"),
+        (("--show", "--threshold", "0.3"), 2, "go with a fit"),
         (("nope.jsonl", "--threshold", "2"), 2, "--threshold must lie between 0 and 1"),
     ],
 )
@@ -124,3 +124,18 @@ def test_a_bad_golden_line_is_named_and_nothing_is_stored(home, tmp_path: Path) 
     )
     proc = _run(path, "calibrate", str(few), ok=False)
     assert proc.returncode == 2 and "at least 10 pairs" in proc.stderr
+
+
+def test_display_only_refits_the_percentage_and_keeps_the_band(home, tmp_path: Path) -> None:
+    path, ids = home
+    golden = _golden(tmp_path, ids)
+    default = json.loads(_run(path, "calibrate", "--show", "--json").stdout)["calibration"]
+    fit = json.loads(_run(path, "calibrate", str(golden), "--display-only", "--json").stdout)
+    fit = fit["calibration"]
+    assert (fit["a"], fit["b"], fit["threshold"]) == (
+        default["a"], default["b"], default["threshold"],
+    )  # fmt: skip
+    assert (fit["display_a"], fit["display_b"]) != (1.0, 0.0)
+    assert fit["source"] == "percentage refitted on golden file golden.jsonl; band fit: default"
+    proc = _run(path, "calibrate", str(golden), "--display-only", "--threshold", "0.3", ok=False)
+    assert proc.returncode == 2 and "leave out --threshold" in proc.stderr

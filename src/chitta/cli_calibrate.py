@@ -105,7 +105,7 @@ def _fit(
     now = datetime.now(UTC).isoformat(timespec="seconds")
     if display_only:
         current = chitta.calibration
-        source = f"{current.source}; percentage refitted on {source}"
+        source = f"percentage refitted on {source}; band fit: {current.source}"
         return calib.refit_display(current, [p.raw for p in pairs], [p.hit3 for p in pairs],
                                    source=source, fitted_at=now), pairs  # fmt: skip
     fit_with = partial(
