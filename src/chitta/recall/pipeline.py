@@ -18,6 +18,7 @@ from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneCo
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import rank
+from chitta.recall.rerank import RerankInfo
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
@@ -71,6 +72,8 @@ class RecallResult:
     plan: QueryPlan | None = None  # which query words the lanes were given
     #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
     corrections: tuple[CorrectionMatch, ...] = ()
+    #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
+    rerank: RerankInfo | None = None
 
     @property
     def dropped(self) -> dict[str, int]:
