@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from chitta.config import load_settings, store_path
-from chitta.errors import BadArgument
+from chitta.errors import BadArgument, BadConfig
 
 
 def test_defaults_without_environment(tmp_path: Path) -> None:
@@ -74,3 +74,40 @@ def test_the_socket_path_defaults_under_the_home_and_can_be_moved() -> None:
     assert load_settings({"CHITTA_HOME": "/h"}).socket_path == Path("/h/chitta.sock")
     moved = load_settings({"CHITTA_HOME": "/h", "CHITTA_SOCKET_PATH": "/run/c.sock"})
     assert moved.socket_path == Path("/run/c.sock")
+
+
+def test_rerank_settings_default_to_none_configured() -> None:
+    rerank = load_settings({}).rerank
+    assert (rerank.onnx_dir, rerank.model_dir, rerank.threads, rerank.max_len) == (
+        None, None, 8, 128,
+    )  # fmt: skip
+    assert not rerank.configured
+
+
+def test_rerank_settings_are_read_with_the_legacy_alias() -> None:
+    rerank = load_settings(
+        {
+            "CHITTA_RERANK_ONNX_DIR": "/m/ce-int8",
+            "CC_SOUL_RERANK_MODEL_DIR": "/m/ce",
+            "CHITTA_RERANK_THREADS": "2",
+            "CC_SOUL_RERANK_MAX_LEN": "256",
+        }
+    ).rerank
+    assert (rerank.onnx_dir, rerank.model_dir) == (Path("/m/ce-int8"), Path("/m/ce"))
+    assert (rerank.threads, rerank.max_len, rerank.configured) == (2, 256, True)
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"CHITTA_RERANK_THREADS": "eight"}, "CHITTA_RERANK_THREADS must be an integer"),
+        ({"CHITTA_RERANK_THREADS": "2.5"}, "CHITTA_RERANK_THREADS must be an integer"),
+        ({"CHITTA_RERANK_THREADS": "0"}, "CHITTA_RERANK_THREADS must be between 1 and 256"),
+        ({"CC_SOUL_RERANK_MAX_LEN": "4"}, "CHITTA_RERANK_MAX_LEN must be between 8 and 512"),
+        ({"CHITTA_RERANK_MAX_LEN": "100000"}, "CHITTA_RERANK_MAX_LEN must be between 8 and 512"),
+        ({"CHITTA_RERANK_MAX_LEN": "long"}, "CHITTA_RERANK_MAX_LEN must be an integer"),
+    ],
+)
+def test_bad_rerank_numbers_are_bad_config(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(BadConfig, match=needle):
+        load_settings(env)

@@ -17,12 +17,14 @@ import numpy as np
 from chitta import __version__
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings
 from chitta.embed.base import Embedder
+from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
 from chitta.recall import calibration as calib
 from chitta.recall.config import XR_WEIGHT, preset
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
@@ -84,12 +86,14 @@ class Chitta:
         clock: Callable[[], int] = now_ms,
         switches: RecallSwitches | None = None,
         scoring: ScoringConfig = DEFAULT_SCORING,
+        reranker: LazyCrossEncoder | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.clock = clock
         self.switches = switches or RecallSwitches()
         self.scoring = scoring
+        self.reranker = reranker  # the optional cross-encoder stage; None: not configured
         self.opened_at = clock()
         self.sessions = SessionLog()
         self._calibration: calib.Calibration | None = None
@@ -116,7 +120,8 @@ class Chitta:
         except BaseException:
             store.close()
             raise
-        return cls(store, embedder, switches=settings.recall, scoring=scoring)
+        reranker = shared_cross_encoder(settings.rerank) if settings.rerank.configured else None
+        return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker)
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -350,6 +355,7 @@ class Chitta:
         cross_realm: bool = False,
         disable_hdc: bool = False,
         session: str | None = None,
+        rerank: bool = True,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -357,6 +363,7 @@ class Chitta:
         lane (the store's other realms, marked as such); ``disable_hdc`` skips the ``hdc`` lane.
         ``session`` names the asking agent session: what it stored and was shown lately
         primes this recall (the ``ctx`` lane), and this recall's best hits prime its next.
+        With a reranker configured, ``rerank=False`` skips the cross-encoder stage.
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
@@ -374,12 +381,13 @@ class Chitta:
         if name is not None:
             view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
         now = self.clock()
+        reranker = self.reranker if rerank else None
         result = recall(
             self.store,
             self.embedder,
             query,
             scope,
-            limit=limit,
+            limit=limit if reranker is None else fetch_limit(limit),
             config=config,
             include_superseded=include_superseded,
             session=view,
@@ -387,6 +395,8 @@ class Chitta:
             now_ms=now,
             calibration=self.calibration,
         )
+        if reranker is not None:
+            result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)
         self._record_access(result, now)
         if name is not None:
             terms = result.plan.terms if result.plan else ()

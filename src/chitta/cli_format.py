@@ -55,7 +55,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         memory = memory_to_dict(match.memory)
         memory.pop("type")
         corrections.append({"keys": list(match.keys), **memory})
-    return {
+    out = {
         "query": result.query,
         "strategy": result.strategy,
         "scope": {"realm": s.realm, "agent_id": s.agent_id, "channel": s.channel},
@@ -73,6 +73,9 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         "corrections": corrections,
         "timing_ms": result.timing_ms,
     }
+    if result.rerank is not None:  # only with a reranker configured (recall/rerank.py)
+        out["rerank"] = result.rerank.as_dict()
+    return out
 
 
 def _lanes_text(hit: dict[str, Any]) -> str:
@@ -107,6 +110,7 @@ def print_hits(data: dict[str, Any]) -> None:
     table.add_column("memory", overflow="fold", ratio=1)
     for hit in data["hits"]:
         final = hit["score"] if hit["final"] is None else hit["final"]
+        final = hit["factors"].get("rerank", final)  # reranked hits are in its order
         table.add_row(str(hit["rank"]), f"{final:.4f}", _lanes_text(hit), hit["kind"],
                       hit["id"], _clip(hit["content"]))  # fmt: skip
     console.print(table)
@@ -116,6 +120,13 @@ def print_hits(data: dict[str, Any]) -> None:
         f"({dropped or 'none dropped'}), strategy {data['strategy']}, "
         f"lanes {'+'.join(data['lanes_run'])}, {data['timing_ms'].get('total', 0):.1f} ms[/dim]"
     )
+    if rerank := data.get("rerank"):
+        line = (
+            f"reranked by {rerank['model']} over {rerank['candidates']} candidates"
+            if rerank["applied"]
+            else f"not reranked, fused order: {rerank['fallback']}"
+        )
+        console.print(line, style="dim", markup=False, highlight=False)
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""``chitta model``: manage the local embedding model (export a sentence-transformers folder)."""
+"""``chitta model``: manage the local models (export an embedder or a cross-encoder to ONNX)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from chitta.errors import ChittaError
 
 @click.group()
 def model() -> None:
-    """Manage the local embedding model."""
+    """Manage the local models: the embedder and the optional reranker."""
 
 
 @model.command("export")
@@ -52,3 +52,33 @@ def export(paths: tuple[str, ...], int8: bool, overwrite: bool) -> None:
         f"use it with: CHITTA_EMBED_MODEL_DIR={out.resolve()}\n"
         "(a store embedded with another model refuses it until `chitta reembed`)"
     )
+
+
+@model.command("export-reranker")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--int8", "int8", is_flag=True, help="Quantize the weights to int8 (~4x smaller).")
+@click.option("--overwrite", is_flag=True, help="Replace the model files in a non-empty OUT.")
+def export_reranker(source: Path, out: Path, int8: bool, overwrite: bool) -> None:
+    """Export a local Hugging Face cross-encoder folder SOURCE to ONNX in OUT.
+
+    SOURCE is a sequence-classification model with one logit, e.g. a saved
+    sentence-transformers CrossEncoder. Needs the 'export' extra (torch==2.13.0,
+    transformers, onnx, onnxscript); nothing is downloaded.
+    """
+    try:
+        # Imported here: the export module is only needed by this command.
+        from chitta.embed.export_reranker import export_reranker as run_export
+
+        click.echo(f"exporting {source} ...", err=True)
+        result = run_export(source, out, quantize=int8, overwrite=overwrite)
+    except ChittaError as err:
+        click.echo(f"error: {err}", err=True)
+        raise click.exceptions.Exit(err.exit_code) from None
+    size_mb = result.model_path.stat().st_size / 1e6
+    kind = "int8" if result.quantized else "fp32"
+    click.echo(f"wrote {result.model_path} ({kind}, {size_mb:.1f} MB) in {result.seconds:.1f}s")
+    click.echo(f"wrote {result.tokenizer_path}")
+    click.echo(f"wrote {result.metadata_path}")
+    click.echo(f"sha256 {result.sha256}")
+    click.echo(f"use it with: CHITTA_RERANK_ONNX_DIR={out.resolve()}")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chitta.errors import BadArgument
+from chitta.errors import BadArgument, BadConfig
 
 if TYPE_CHECKING:
     from chitta.recall.gate import GateSettings
@@ -80,6 +80,26 @@ class RecallSwitches:
 
 
 @dataclass(frozen=True, slots=True)
+class RerankSettings:
+    """The optional cross-encoder of the rerank stage (seed 000): where it is, how it runs."""
+
+    onnx_dir: Path | None = None  # CHITTA_RERANK_ONNX_DIR: model.onnx + tokenizer.json; preferred
+    model_dir: Path | None = None  # CHITTA_RERANK_MODEL_DIR: a Hugging Face cross-encoder folder
+    threads: int = 8  # CHITTA_RERANK_THREADS: intra-op threads (at most one per core is used)
+    max_len: int = 128  # CHITTA_RERANK_MAX_LEN: tokens of one query/document pair
+
+    @property
+    def configured(self) -> bool:
+        """Whether a reranker is named at all (if not, recall results carry no rerank info)."""
+        return self.onnx_dir is not None or self.model_dir is not None
+
+
+#: Ranges of the rerank numbers (inclusive). 512 tokens is BERT's position limit.
+RERANK_THREADS_RANGE = (1, 256)
+RERANK_MAX_LEN_RANGE = (8, 512)
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything an entry point needs to open a store and embed text."""
 
@@ -87,6 +107,7 @@ class Settings:
     store: str = DEFAULT_STORE
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     recall: RecallSwitches = field(default_factory=RecallSwitches)
+    rerank: RerankSettings = field(default_factory=RerankSettings)
     log_level: str = "WARNING"
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
 
@@ -137,6 +158,23 @@ def _int(environ: Mapping[str, str], name: str, default: int) -> int:
         raise BadArgument(f"{PREFIX}{name} must be an integer, got {raw!r}") from None
 
 
+def _bounded_int(
+    environ: Mapping[str, str], name: str, default: int, bounds: tuple[int, int]
+) -> int:
+    """An integer setting within ``bounds``, or :class:`BadConfig` naming the variable."""
+    raw = _env(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadConfig(f"{PREFIX}{name} must be an integer, got {raw!r}") from None
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise BadConfig(f"{PREFIX}{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
 def _flag(environ: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = (_env(environ, name) or ("1" if default else "0")).strip().lower()
     if raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
@@ -164,6 +202,16 @@ def _recall_switches(environ: Mapping[str, str]) -> RecallSwitches:
     )
 
 
+def _rerank_settings(environ: Mapping[str, str]) -> RerankSettings:
+    onnx_dir, model_dir = _env(environ, "RERANK_ONNX_DIR"), _env(environ, "RERANK_MODEL_DIR")
+    return RerankSettings(
+        onnx_dir=Path(onnx_dir).expanduser() if onnx_dir else None,
+        model_dir=Path(model_dir).expanduser() if model_dir else None,
+        threads=_bounded_int(environ, "RERANK_THREADS", 8, RERANK_THREADS_RANGE),
+        max_len=_bounded_int(environ, "RERANK_MAX_LEN", 128, RERANK_MAX_LEN_RANGE),
+    )
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read the settings once from ``environ`` (default: the process environment)."""
     env = os.environ if environ is None else environ
@@ -185,6 +233,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         store=_env(env, "STORE") or DEFAULT_STORE,
         embed=embed,
         recall=_recall_switches(env),
+        rerank=_rerank_settings(env),
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
     )

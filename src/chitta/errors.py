@@ -166,3 +166,22 @@ class MissingExtra(ChittaError):
             + (" (install torch==2.13.0 first)" if extra == "export" else "")
         )
         self.extra = extra
+
+
+# --- the rerank stage ------------------------------------------------------------------------
+
+
+class RerankError(ChittaError):
+    """The optional cross-encoder could not be loaded or gave unusable scores.
+
+    Recall never fails for it: the rerank stage falls back to the fused order and says why.
+    """
+
+    code = "rerank_error"
+    exit_code = 5
+
+
+class RerankOutputError(RerankError):
+    """The cross-encoder's output is not one finite logit per query/document pair."""
+
+    code = "rerank_output"

@@ -4,6 +4,7 @@ The exported graph already pools and L2-normalises (output ``sentence_embedding`
 ``(batch, dim)``), so :class:`~chitta.embed.onnx.OnnxEmbedder` only tokenises and runs it.
 torch, transformers and onnx are the ``export`` extra: they are imported inside the functions
 here and never by chitta at run time. Nothing is downloaded: the source is a local folder.
+The public helpers below are shared with the cross-encoder export (embed/export_reranker.py).
 """
 
 from __future__ import annotations
@@ -81,33 +82,23 @@ def export_model(
     source, out_dir = Path(source).expanduser(), Path(out_dir).expanduser()
     if opset < MIN_OPSET:
         raise BadArgument(f"opset {opset} is too old: the exporter writes opset {MIN_OPSET}+")
-    model_dir = _transformer_dir(source)
+    model_dir = transformer_dir(source)
     pooling = _pooling_mode(source)
-    _check_out_dir(out_dir, overwrite)
-    torch, transformers = _import_extras()
-    with tempfile.TemporaryDirectory(prefix="chitta-export-") as tmp, _quiet(transformers):
+    check_out_dir(out_dir, overwrite)
+    torch, transformers = import_extras()
+    with tempfile.TemporaryDirectory(prefix="chitta-export-") as tmp, quiet(transformers):
         work = Path(tmp)
-        model, tokenizer = _load(transformers, model_dir)
+        model, tokenizer = load_pretrained(transformers, model_dir)
         wrapper = _pooled_module(torch, model, pooling)
-        names = [n for n in KNOWN_INPUTS if n in tokenizer.model_input_names]
-        probe = _probe_inputs(tokenizer, names)
-        fp32 = work / "model-fp32.onnx"
-        dim = _export_graph(torch, wrapper, probe, names, fp32, opset)
-        _verify(torch, wrapper, probe, fp32)
-        staged = work / MODEL_FILE
-        if quantize:
-            _quantize(fp32, staged)
-        else:
-            fp32.rename(staged)
-        _write_tokenizer(model_dir, source, tokenizer, work / TOKENIZER_FILE)
+        names = input_names(tokenizer)
+        probe = probe_inputs(tokenizer, names)
+        staged, dim = build_onnx(torch, wrapper, probe, names, work, opset, quantize, OUTPUT_NAME)
+        write_tokenizer(model_dir, source, tokenizer, work / TOKENIZER_FILE)
         digest = sha256_file(staged)
         meta = _metadata(source, dim, pooling, quantize, digest, names, opset)
         meta |= {"torch": torch.__version__, "transformers": transformers.__version__}
         (work / METADATA_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name in (MODEL_FILE, TOKENIZER_FILE, METADATA_FILE):
-            # Staged in a temp dir and moved last, so a failed export leaves out_dir untouched.
-            shutil.move(work / name, out_dir / name)
+        install(work, out_dir, (MODEL_FILE, TOKENIZER_FILE, METADATA_FILE))
     return ExportResult(
         model_path=out_dir / MODEL_FILE,
         tokenizer_path=out_dir / TOKENIZER_FILE,
@@ -123,14 +114,14 @@ def export_model(
 # --- checks ----------------------------------------------------------------------------------
 
 
-def _transformer_dir(source: Path) -> Path:
+def transformer_dir(source: Path) -> Path:
     """The folder holding the transformer's config.json (the root, or a module subfolder)."""
     if not source.exists():
         raise ModelMissing(f"model folder not found: {source}")
     if not source.is_dir():
         raise BadArgument(f"{source} is not a folder: pass a sentence-transformers model folder")
     candidates = [source]
-    modules = _read_json(source / "modules.json")
+    modules = read_json(source / "modules.json")
     if isinstance(modules, list):
         # Older sentence-transformers folders keep the transformer in e.g. 0_Transformer/.
         candidates += [
@@ -149,13 +140,13 @@ def _transformer_dir(source: Path) -> Path:
 
 def _pooling_mode(source: Path) -> str:
     """The sentence-transformers pooling of ``source``: mean (the default) or cls."""
-    modules = _read_json(source / "modules.json")
+    modules = read_json(source / "modules.json")
     path = None
     if isinstance(modules, list):
         for m in modules:
             if isinstance(m, dict) and str(m.get("type", "")).endswith("models.Pooling"):
                 path = m.get("path")
-    config = _read_json(source / path / "config.json") if path else None
+    config = read_json(source / path / "config.json") if path else None
     if not isinstance(config, dict):
         return "mean"  # plain HF folders: mean pooling, as sentence-transformers would add
     modes = [
@@ -170,7 +161,7 @@ def _pooling_mode(source: Path) -> str:
     )
 
 
-def _check_out_dir(out_dir: Path, overwrite: bool) -> None:
+def check_out_dir(out_dir: Path, overwrite: bool) -> None:
     """Refuse a file, or a non-empty folder unless ``overwrite``."""
     if out_dir.exists() and not out_dir.is_dir():
         raise BadArgument(f"output {out_dir} exists and is not a folder")
@@ -181,7 +172,7 @@ def _check_out_dir(out_dir: Path, overwrite: bool) -> None:
         )
 
 
-def _import_extras() -> tuple[Any, Any]:
+def import_extras(what: str = "chitta model export") -> tuple[Any, Any]:
     """``(torch, transformers)``, or :class:`MissingExtra` naming the export extra."""
     try:
         import onnx  # noqa: F401  (the exporter needs it; fail here, not mid-export)
@@ -189,21 +180,21 @@ def _import_extras() -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError as exc:
-        raise MissingExtra("export", f"chitta model export (missing {exc.name})") from None
+        raise MissingExtra("export", f"{what} (missing {exc.name})") from None
     return torch, transformers
 
 
 # --- export ----------------------------------------------------------------------------------
 
 
-def _load(transformers: Any, model_dir: Path) -> tuple[Any, Any]:
-    """The model and tokenizer from ``model_dir``, never from a hub."""
+def load_pretrained(transformers: Any, model_dir: Path, head: str = "AutoModel") -> tuple[Any, Any]:
+    """The model (``transformers.<head>``) and tokenizer from ``model_dir``, never from a hub."""
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(
             str(model_dir), local_files_only=True
         )
         # Eager attention traces to plain ONNX ops; the sdpa path adds mask logic for nothing.
-        model = transformers.AutoModel.from_pretrained(
+        model = getattr(transformers, head).from_pretrained(
             str(model_dir), local_files_only=True, attn_implementation="eager"
         )
     except (OSError, ValueError, KeyError) as exc:
@@ -234,18 +225,67 @@ def _pooled_module(torch: Any, model: Any, pooling: str) -> Any:
     return Pooled().eval()
 
 
-def _probe_inputs(tokenizer: Any, names: list[str]) -> dict[str, Any]:
-    """Example int64 inputs: two texts of different lengths, so batch and padding both vary."""
+def input_names(tokenizer: Any) -> list[str]:
+    """The inputs of :data:`KNOWN_INPUTS` the tokenizer makes, in the graph's order."""
+    return [n for n in KNOWN_INPUTS if n in tokenizer.model_input_names]
+
+
+def probe_inputs(
+    tokenizer: Any,
+    names: list[str],
+    texts: tuple[str, ...] = PROBE_TEXTS,
+    pairs: tuple[str, ...] | None = None,
+) -> dict[str, Any]:
+    """Example int64 inputs: texts (or text pairs, ``texts[i]`` with ``pairs[i]``) of
+    different lengths, so batch and padding both vary."""
     if "input_ids" not in names or "attention_mask" not in names:
         raise BadArgument(
             f"the tokenizer's inputs {tokenizer.model_input_names} lack input_ids/attention_mask"
         )
-    enc = tokenizer(list(PROBE_TEXTS), padding=True, return_tensors="pt")
+    second = None if pairs is None else list(pairs)
+    enc = tokenizer(list(texts), second, padding=True, return_tensors="pt")
     return {n: enc[n].long() for n in names}
 
 
+def build_onnx(
+    torch: Any,
+    wrapper: Any,
+    probe: dict[str, Any],
+    names: list[str],
+    work: Path,
+    opset: int,
+    quantize: bool,
+    output_name: str,
+) -> tuple[Path, int]:
+    """Export ``wrapper``, check it against torch, quantize if asked: ``(work/model.onnx,
+    the output's second dimension)``."""
+    fp32 = work / "model-fp32.onnx"
+    dim = _export_graph(torch, wrapper, probe, names, fp32, opset, output_name)
+    _verify(torch, wrapper, probe, fp32)
+    staged = work / MODEL_FILE
+    if quantize:
+        _quantize(fp32, staged)
+    else:
+        fp32.rename(staged)
+    return staged, dim
+
+
+def install(work: Path, out_dir: Path, names: tuple[str, ...]) -> None:
+    """Move the staged files ``names`` from ``work`` into ``out_dir``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        # Staged in a temp dir and moved last, so a failed export leaves out_dir untouched.
+        shutil.move(work / name, out_dir / name)
+
+
 def _export_graph(
-    torch: Any, wrapper: Any, probe: dict[str, Any], names: list[str], path: Path, opset: int
+    torch: Any,
+    wrapper: Any,
+    probe: dict[str, Any],
+    names: list[str],
+    path: Path,
+    opset: int,
+    output_name: str = OUTPUT_NAME,
 ) -> int:
     """Export ``wrapper`` to ``path`` with dynamic batch and sequence; returns the dimension."""
     batch, seq = torch.export.Dim("batch"), torch.export.Dim("sequence")
@@ -259,7 +299,7 @@ def _export_graph(
                 args,
                 str(path),
                 input_names=names,
-                output_names=[OUTPUT_NAME],
+                output_names=[output_name],
                 opset_version=opset,
                 dynamo=True,
                 verbose=False,
@@ -305,7 +345,7 @@ def _quantize(fp32: Path, out: Path) -> None:
         )
 
 
-def _write_tokenizer(model_dir: Path, source: Path, tokenizer: Any, dest: Path) -> None:
+def write_tokenizer(model_dir: Path, source: Path, tokenizer: Any, dest: Path) -> None:
     """Copy the source's tokenizer.json, or save the fast tokenizer's when there is none."""
     for folder in (model_dir, source):
         if (folder / TOKENIZER_FILE).is_file():
@@ -322,7 +362,7 @@ def _write_tokenizer(model_dir: Path, source: Path, tokenizer: Any, dest: Path) 
 
 
 @contextmanager
-def _quiet(transformers: Any) -> Iterator[None]:
+def quiet(transformers: Any) -> Iterator[None]:
     """Silence the exporter's and loader's warnings and progress bars for the duration."""
     # torch.onnx warns about torchvision ops and axis names, transformers draws a progress bar
     # and onnxruntime's quantizer suggests pre-processing: none of it is actionable here.
@@ -341,7 +381,7 @@ def _quiet(transformers: Any) -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     """Parsed JSON of ``path``, or None when it is missing or unreadable."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -361,7 +401,7 @@ def _metadata(
     """What chitta-model.json records about an export (tool versions are added by the caller)."""
     return {
         "format": 1,
-        "source": _source_name(source),
+        "source": source_name(source),
         "dim": dim,
         "pooling": pooling,
         "normalized": True,
@@ -375,7 +415,7 @@ def _metadata(
     }
 
 
-def _source_name(source: Path) -> str:
+def source_name(source: Path) -> str:
     """A readable name for the source; packaged folders are often just called ``model``."""
     resolved = source.resolve()
     return resolved.parent.name if resolved.name == "model" else resolved.name
@@ -383,6 +423,6 @@ def _source_name(source: Path) -> str:
 
 def _max_seq_length(source: Path) -> int | None:
     """sentence-transformers' max_seq_length, when the folder records one."""
-    config = _read_json(source / "sentence_bert_config.json")
+    config = read_json(source / "sentence_bert_config.json")
     value = config.get("max_seq_length") if isinstance(config, dict) else None
     return value if isinstance(value, int) else None

@@ -21,6 +21,7 @@ from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneCo
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import Ranked, rank
+from chitta.recall.rerank import RerankInfo
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
@@ -81,6 +82,8 @@ class RecallResult:
     turn: Turn | None = None
     #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
     kw_ceiling: float | None = None
+    #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
+    rerank: RerankInfo | None = None
 
     @property
     def dropped(self) -> dict[str, int]:
