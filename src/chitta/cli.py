@@ -180,6 +180,8 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
 @click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
 @click.option("--session", help="The asking agent session; primes recall with what it "
               "stored lately (the ctx lane).")  # fmt: skip
+@click.option("--no-rerank", "rerank", flag_value=False, default=True,
+              help="Skip the cross-encoder stage (if one is set up).")  # fmt: skip
 @JSON_OPT
 @click.pass_context
 def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:

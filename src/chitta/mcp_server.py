@@ -167,6 +167,8 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         ablate: Annotated[list[str] | None, Field(description="Lanes to switch off")] = None,
         fusion: Annotated[str | None, Field(description="rrf or rsf")] = None,
         cross_realm: bool = False, disable_hdc: bool = False, include_superseded: bool = False,
+        rerank: Annotated[bool, Field(description="Use the cross-encoder, if one is set up")]
+        = True,
     ) -> CallToolResult:  # fmt: skip
         """Find the memories that best answer a query, ranked, with the lanes that found
         them. confidence.words says whether the store knows this (KNOWN) or probably not

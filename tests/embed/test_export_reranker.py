@@ -288,3 +288,25 @@ def test_missing_extra_is_named(
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingExtra, match=r"chitta model export-reranker .*'export' extra"):
         export_reranker(source, tmp_path / "out")
+
+
+def test_the_command_line_reranks_and_no_rerank_skips_it(
+    fp32: RerankerExportResult, embedder, tmp_path: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    settings = _recall_settings(tmp_path)
+    with Chitta.open(settings, embedder=embedder) as chitta:
+        _remember(chitta)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env |= {"CHITTA_HOME": str(tmp_path / "home"),
+            "CHITTA_RERANK_ONNX_DIR": str(fp32.model_path.parent)}  # fmt: skip
+    base = [sys.executable, "-m", "chitta", "recall", QUERY, "--realm", "ops", "--json"]
+    on = subprocess.run(base, capture_output=True, text=True, env=env, timeout=120)
+    off = subprocess.run([*base, "--no-rerank"], capture_output=True, text=True, env=env,
+                         timeout=120)  # fmt: skip
+    assert on.returncode == 0 and off.returncode == 0, on.stderr + off.stderr
+    assert json.loads(on.stdout)["rerank"]["applied"] is True
+    assert "rerank" not in json.loads(off.stdout)
