@@ -313,19 +313,30 @@ class Chitta:
     @property
     def calibration(self) -> calib.Calibration:
         """The store's own fit (`chitta calibrate`), or the default one. A stored fit that
-        cannot be read is not used: the default stands in, and its source says why."""
+        cannot be read, or that was made with another embedding model, is not used: the
+        default stands in, and its source says why (so does the default's, when it was
+        fitted on another model than this store's)."""
         if self._calibration is None:
-            raw = self.store.meta(CALIBRATION_KEY)
-            fit = calib.DEFAULT
-            if raw:
-                try:
-                    fit = calib.Calibration.from_json(raw)
-                    if fit.feature != calib.FEATURE:
-                        raise BadArgument(f"it calibrates {fit.feature!r}, not {calib.FEATURE!r}")
-                except BadArgument as exc:
-                    fit = replace(calib.DEFAULT, source=f"default (stored fit unusable: {exc})")
-            self._calibration = fit
+            self._calibration = self._load_calibration()
         return self._calibration
+
+    def _load_calibration(self) -> calib.Calibration:
+        model = self.embedder.identity().name
+        raw = self.store.meta(CALIBRATION_KEY)
+        fit, why = calib.DEFAULT, ""
+        if raw:
+            try:
+                fit = calib.Calibration.from_json(raw)
+                if fit.feature != calib.FEATURE:
+                    raise BadArgument(f"it calibrates {fit.feature!r}, not {calib.FEATURE!r}")
+                if fit.model is not None and fit.model != model:
+                    raise BadArgument(f"it was fitted with the model {fit.model}, not {model}")
+                return fit
+            except BadArgument as exc:
+                fit, why = calib.DEFAULT, f"stored fit unusable: {exc}"
+        if not why and fit.model != model:
+            why = f"fitted on {fit.model}, not {model}: run `chitta calibrate`"
+        return replace(fit, source=f"default ({why})") if why else fit
 
     def set_calibration(self, fit: calib.Calibration | None) -> None:
         """Store ``fit`` as this store's calibration; ``None`` goes back to the default."""
@@ -356,6 +367,7 @@ class Chitta:
         disable_hdc: bool = False,
         session: str | None = None,
         rerank: bool = True,
+        record: bool = True,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -364,6 +376,8 @@ class Chitta:
         ``session`` names the asking agent session: what it stored and was shown lately
         primes this recall (the ``ctx`` lane), and this recall's best hits prime its next.
         With a reranker configured, ``rerank=False`` skips the cross-encoder stage.
+        ``record=False`` leaves no trace in the store's access history or the session (a
+        measurement, such as `chitta calibrate`, must not teach the store its answers).
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
@@ -397,8 +411,9 @@ class Chitta:
         )
         if reranker is not None:
             result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)
-        self._record_access(result, now)
-        if name is not None:
+        if record:
+            self._record_access(result, now)
+        if name is not None and record:
             terms = result.plan.terms if result.plan else ()
             self.sessions.note(name, [h.memory.id for h in result.hits], terms)
         if self.switches.profile:

@@ -85,7 +85,9 @@ def _abstain(
                 store.load(ab.realm_for(conversation.sample_id), conversation)
             chitta = store.open()
             stats = chitta.store.term_stats()
-            items = ab.build_set(dataset, stats.df, per_store)
+            others = {c.sample_id for c in dataset.conversations} - fit_ids
+            items = ab.build_set(dataset, stats.df, per_store, groups=[fit_ids, others])
+            model = chitta.embedder.identity().name
             probes, ms = [], []
             with Progress(console=console, transient=True) as progress:
                 task = progress.add_task("recalling", total=len(items))
@@ -94,7 +96,7 @@ def _abstain(
                     probes.append(
                         ab.probe(
                             lambda q, realm: result_to_dict(
-                                chitta.recall(q, realm=realm, limit=ab.LIMIT)
+                                chitta.recall(q, realm=realm, limit=ab.LIMIT, record=False)
                             ),
                             item,
                             store.turn_of,
@@ -104,17 +106,7 @@ def _abstain(
                     progress.advance(task)
         finally:
             store.close()
-    gold_of = {(q.conversation, q.index): q.gold for q in dataset.questions}
-    fitting = [p for p in probes if _own(p, fit_ids)]
-    held = [p for p in probes if p.realm not in {ab.realm_for(i) for i in fit_ids}]
-    fit = calib.fit_calibration(
-        [p.raw for p in fitting],
-        [p.hit3 for p in fitting],
-        unanswerable=[not p.answerable for p in fitting],
-        source=f"bench abstain on {', '.join(sorted(fit_ids))}",
-        fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
-    record = {
+    record: dict[str, Any] = {
         "benchmark": "abstain",
         "command": _command_line(),
         "commit": environment.git_commit(),
@@ -123,17 +115,32 @@ def _abstain(
         "wall_s": round(time.time() - started, 1),
         "data": str(path),
         "fit_on": sorted(fit_ids),
-        "fit": json.loads(fit.to_json()),
         "latency_ms": {"p50": round(statistics.median(ms), 2), "n": len(ms)},
-        "held_out": ab.measure(held, fit, gold_of),
-        "held_out_default_fit": ab.measure(held, calib.DEFAULT, gold_of),
-        "fitting_set": ab.measure(fitting, fit, gold_of),
         "pairs": [
             {"raw": p.raw, "hit3": p.hit3, "answerable": p.answerable, "realm": p.realm}
             for p in probes
-        ],
+        ],  # fmt: skip
         "probes": [p.as_dict() for p in probes],
     }
+    # The recalls are written before anything is fitted: a set the figures cannot be
+    # computed on (one kind of question only) still leaves its observations behind.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    gold_of = {(q.conversation, q.index): q.gold for q in dataset.questions}
+    fitting = [p for p in probes if _own(p, fit_ids)]
+    held = [p for p in probes if not _own(p, fit_ids)]
+    fit = calib.fit_calibration(
+        [p.raw for p in fitting],
+        [p.hit3 for p in fitting],
+        unanswerable=[not p.answerable for p in fitting],
+        source=f"bench abstain on {', '.join(sorted(fit_ids))}",
+        fitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        model=model,
+    )
+    record["fit"] = json.loads(fit.to_json())
+    record["held_out"] = ab.measure(held, fit, gold_of)
+    record["held_out_default_fit"] = ab.measure(held, calib.DEFAULT, gold_of)
+    record["fitting_set"] = ab.measure(fitting, fit, gold_of)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     table = markdown(record)

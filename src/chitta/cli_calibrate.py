@@ -8,6 +8,9 @@ from typing import Any
 
 import click
 
+#: Above this many pairs the leave-one-out error (one refit per pair) is not computed.
+LOO_MAX_PAIRS = 2000
+
 
 @click.command()
 @click.argument("golden", required=False, type=click.Path(path_type=Path))
@@ -112,6 +115,7 @@ def _fit(
         calib.fit_calibration,
         [p.raw for p in pairs],
         [p.hit3 for p in pairs],
+        model=chitta.embedder.identity().name,
         source=source,
         fitted_at=now,
     )
@@ -135,6 +139,10 @@ def _report(fit: Any, pairs: list | None, as_json: bool) -> None:
             "ece_raw": round(calib.ece([c.calibrated for c in calibrated], hits), 4),
             "ece_shown": round(calib.ece([c.shown for c in calibrated], hits), 4),
         }
+        if len(pairs) <= LOO_MAX_PAIRS:
+            # Leave-one-out: each query's displayed chance from a refit made without it.
+            refit = calib.loo_refit([c.calibrated for c in calibrated], hits)
+            data["fitted_on"]["ece_refit_loo"] = round(calib.ece(refit, hits), 4)
     if as_json:
         click.echo(json.dumps({"ok": True, **data}))
         return
@@ -150,4 +158,5 @@ def _report(fit: Any, pairs: list | None, as_json: bool) -> None:
             f"  fitted on {f['queries']} queries ({f['unanswerable']} unanswerable), "
             f"hit@3 {f['hit@3']:.3f}; calibration error on them: raw {f['ece_raw']:.3f}, "
             f"shown {f['ece_shown']:.3f}"
+            + (f", refit left-one-out {f['ece_refit_loo']:.3f}" if "ece_refit_loo" in f else "")
         )

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from chitta.recall.gate import normalised_bm25, shared_tokens
+from chitta.recall.gate import normalised_bm25
 from chitta.recall.pipeline import RecallResult
 from chitta.transfer import ImportReport, memory_to_dict
 
@@ -27,7 +27,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         memory.pop("type")
         gate: dict[str, Any] = {}
         if result.turn is not None:
-            gate["shared"] = list(shared_tokens(result.turn, hit.memory.content))
+            gate["shared"] = list(result.shared.get(hit.memory.id, ()))
         if "kw" in hit.lanes and result.kw_ceiling is not None:
             gate["kw_norm"] = round(normalised_bm25(hit.lanes["kw"].raw, result.kw_ceiling), 1)
         hits.append(

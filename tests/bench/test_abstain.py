@@ -46,8 +46,19 @@ PEOPLE = {
             "My daughter learned to ride a bicycle without help",
         ],
     ),
+    "conv-d": (
+        "Gaspard",
+        "Henrike",
+        [
+            "I bought a secondhand kayak for the summer lakes",
+            "Our choir sings at the cathedral on Christmas Eve",
+            "I am restoring an old oak dining table in the garage",
+            "My nephew started at the engineering university in Delft",
+            "We adopted two rescue cats named Miso and Tofu",
+            "The orchard produced more plums than we could eat",
+        ],
+    ),
 }
-TOPICS = ["greyhound", "pottery", "Dolomites", "job", "sourdough", "sister"]
 QUESTIONS = {
     "conv-a": [
         "What dog did {a} adopt?",
@@ -72,6 +83,14 @@ QUESTIONS = {
         "What is {b}'s book club reading?",
         "What did {a} repair before the storm?",
         "What did {b}'s daughter learn?",
+    ],
+    "conv-d": [
+        "What did {a} buy for the summer?",
+        "Where does {b}'s choir sing?",
+        "What is {a} restoring?",
+        "Where did {b}'s nephew start university?",
+        "What are {a}'s cats called?",
+        "What did {b}'s orchard produce?",
     ],
 }
 
@@ -118,10 +137,16 @@ def test_unanswerable_questions_name_only_what_the_store_never_saw(tmp_path: Pat
     items = build_set(dataset, lambda realm, w: int(w in words[realm]), per_store=4)
     own = [i for i in items if i.answerable]
     others = [i for i in items if not i.answerable]
-    assert len(own) == 18 and len(others) == 12  # 4 of the 12 eligible, per store
+    assert len(own) == 24 and len(others) == 16  # 4 of the 18 eligible, per store
     for item in others:
         assert item.question.conversation != item.realm.removeprefix("locomo-")
         assert not (names_in(item.question, {}) & words[item.realm])
+    # In groups, a store's unanswerable questions come from its own group only.
+    grouped = build_set(dataset, lambda realm, w: int(w in words[realm]), per_store=10,
+                        groups=[{"conv-a", "conv-b"}, {"conv-c", "conv-d"}])  # fmt: skip
+    pairs = {(i.realm, i.question.conversation) for i in grouped if not i.answerable}
+    assert pairs == {("locomo-conv-a", "conv-b"), ("locomo-conv-b", "conv-a"),
+                     ("locomo-conv-c", "conv-d"), ("locomo-conv-d", "conv-c")}  # fmt: skip
     q = Question("conv-a", 0, "Did Aurelio meet Brigitta in Lisbon?", 4, ("D1:1",))
     assert names_in(q, {"D1:1": "Aurelio"}) == {"aurelio", "brigitta", "lisbon"}
 
@@ -157,11 +182,21 @@ def test_the_command_fits_on_some_conversations_and_measures_on_the_others(
     record = json.loads(out.read_text())
     assert record["fit_on"] == ["conv-a", "conv-b"]
     held = record["held_out"]
-    assert held["questions"] == {"answerable": 6, "unanswerable": 6}
+    assert held["questions"] == {"answerable": 12, "unanswerable": 12}
     assert 0.5 <= held["auroc"] <= 1.0
-    assert set(held["bands"]) == {"KNOWN", "UNKNOWN"}
-    assert len(record["pairs"]) == 36 and {"raw", "hit3", "answerable"} <= set(record["pairs"][0])
-    assert "| held-out, fitted calibration | 6 / 6 |" in out.with_suffix(".md").read_text()
+    assert set(held["bands"]) == set(held["bands_answerable"]) == {"KNOWN", "UNKNOWN"}
+    assert len(record["pairs"]) == 48 and {"raw", "hit3", "answerable"} <= set(record["pairs"][0])
+    assert "| held-out, fitted calibration | 12 / 12 |" in out.with_suffix(".md").read_text()
+    # Held out alone, conv-d has nobody to borrow unanswerable questions from: the figures
+    # cannot be made, the command says why, and the recalls are still written.
+    lonely = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "abstain", "--data", str(data), "--fit-on",
+         "conv-a,conv-b,conv-c", "--out", str(tmp_path / "lonely.json")],
+        capture_output=True, text=True, env={**env, "CHITTA_HOME": str(tmp_path / "h2")},
+        timeout=300,
+    )  # fmt: skip
+    assert lonely.returncode == 2 and "only one kind" in lonely.stderr
+    assert json.loads((tmp_path / "lonely.json").read_text())["pairs"]
     bad = subprocess.run(
         [
             sys.executable,

@@ -82,3 +82,42 @@ def test_an_unreadable_stored_fit_falls_back_to_the_default_and_says_why(filled:
     assert fit.source.startswith("default (stored fit unusable:")
     assert filled.recall("kafka", realm="infra").confidence is not None
     assert filled.store.meta(CALIBRATION_KEY) == json.dumps({"a": "many"})  # left as it was
+
+
+def test_shared_words_match_as_the_keyword_lane_matches(chitta: Chitta) -> None:
+    chitta.remember("We deployed the database migrations on Tuesday night", realm="ops")
+    chitta.remember("Le café du coin ouvre à sept heures du matin", realm="ops")
+    for query, want in (("deploying migration", ["deploying", "migration"]), ("cafe", ["cafe"])):
+        data = result_to_dict(chitta.recall(query, realm="ops", limit=1, strategy="keyword"))
+        assert data["hits"][0]["shared"] == want, query  # stems and accents, as FTS5 does
+        assert data["hits"][0]["kw_norm"] > 20
+
+
+def test_another_realms_memories_never_make_this_one_look_knowing(filled: Chitta) -> None:
+    filled.remember("Apple pie: two teaspoons of cinnamon per kilo of apples", realm="kitchen")
+    query = "how much cinnamon goes in the apple pie recipe"
+    alone = filled.recall(query, realm="infra")
+    across = filled.recall(query, realm="infra", cross_realm=True)
+    assert any(h.memory.realm == "kitchen" for h in across.hits)
+    assert alone.confidence is not None and across.confidence is not None
+    assert across.confidence.raw == pytest.approx(alone.confidence.raw)
+    assert across.confidence.band == calib.UNKNOWN
+
+
+def test_the_maximum_relevance_does_not_depend_on_the_limit(filled: Chitta) -> None:
+    query = "which port does the staging postgres use?"
+    raws = {filled.recall(query, realm="infra", limit=n).confidence.raw for n in (1, 2, 10)}
+    assert len(raws) == 1
+
+
+def test_a_stored_fit_of_another_model_or_wrong_types_is_not_used(filled: Chitta, settings) -> None:
+    other = calib.Calibration(a=1.0, b=-10.0, threshold=0.5, source="golden file g.jsonl",
+                              model="some-other-model")  # fmt: skip
+    filled.set_calibration(other)
+    assert filled.calibration.source.startswith("default (stored fit unusable: it was fitted")
+    bad = json.loads(calib.DEFAULT.to_json()) | {"source": None}
+    filled.store.set_meta(CALIBRATION_KEY, json.dumps(bad))
+    filled.close()
+    with Chitta.open(settings, embedder=filled.embedder) as again:
+        assert "must be text" in again.calibration.source
+        assert again.recall("kafka", realm="infra").confidence is not None

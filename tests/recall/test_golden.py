@@ -61,9 +61,20 @@ def test_measure_recalls_each_query_and_notes_its_top_three(chitta: Chitta) -> N
     assert pairs[0].raw > pairs[1].raw
 
 
-def test_a_gold_id_not_in_the_store_is_named(chitta: Chitta) -> None:
+def test_a_gold_id_not_in_the_store_or_the_realm_is_named(chitta: Chitta) -> None:
     with pytest.raises(BadArgument, match="gold memory 01NOPE .* is not in the store"):
         measure(chitta, [GoldenQuery("q", ("01NOPE",))])
+    mid = chitta.remember("The staging Postgres listens on port 6543", realm="infra").id
+    with pytest.raises(BadArgument, match="is in realm 'infra', but the query asks realm 'ops'"):
+        measure(chitta, [GoldenQuery("q", (mid,), "ops")])
+
+
+def test_measuring_leaves_no_access_history(chitta: Chitta) -> None:
+    mid = chitta.remember("The staging Postgres listens on port 6543", realm="infra").id
+    measure(chitta, [GoldenQuery("staging postgres port", (mid,), "infra")])
+    assert chitta.store.access_history([mid])[mid].count == 0
+    chitta.recall("staging postgres port", realm="infra")  # an ordinary recall does leave it
+    assert chitta.store.access_history([mid])[mid].count == 1
 
 
 def test_pairs_from_a_benchmark_run(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from chitta.bench.locomo import Conversation, Dataset, Question
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score
 from chitta.config import DEFAULT_REALM
+from chitta.errors import BadArgument
 from chitta.recall import calibration as calib
 from chitta.recall.gate import GateSettings, Turn, admit, relaxed
 
@@ -98,9 +99,17 @@ def names_in(question: Question, speakers: dict[str, str]) -> set[str]:
 
 
 def build_set(
-    dataset: Dataset, df: Callable[[str, str], int], per_store: int = PER_STORE
+    dataset: Dataset,
+    df: Callable[[str, str], int],
+    per_store: int = PER_STORE,
+    groups: Sequence[set[str]] = (),
 ) -> list[AbstainQuestion]:
-    """The abstention set; ``df(realm, word)`` says how many of a realm's memories hold a word."""
+    """The abstention set; ``df(realm, word)`` says how many of a realm's memories hold a word.
+
+    ``groups`` partitions the conversations (e.g. the fitting and the held-out ones): a
+    store's unanswerable questions are then drawn only from its own group, so that no
+    question is seen both where a calibration is fitted and where it is measured."""
+    group_of = {sid: i for i, group in enumerate(groups) for sid in group}
     out: list[AbstainQuestion] = []
     eligible = [q for q in dataset.questions if q.gold and q.category in (1, 2, 3, 4)]
     speakers = {(c.sample_id, t.id): t.speaker for c in dataset.conversations for t in c.turns}
@@ -110,7 +119,9 @@ def build_set(
         out += [AbstainQuestion(realm, q, True) for q in own]
         others = []
         for q in eligible:
-            if q.conversation == conversation.sample_id:
+            if q.conversation == conversation.sample_id or group_of.get(
+                q.conversation
+            ) != group_of.get(conversation.sample_id):
                 continue
             names = names_in(
                 q,
@@ -184,6 +195,9 @@ def measure(
     settings: GateSettings = GateSettings(),  # noqa: B008 - frozen
 ) -> dict:
     """The figures of issue 6 for ``probes`` under ``fit``."""
+    if all(p.answerable for p in probes) or not any(p.answerable for p in probes):
+        raise BadArgument("the abstention figures need both answerable and unanswerable "
+                          "questions; this set has only one kind")  # fmt: skip
     conf = [calib.confidence(p.raw, fit) for p in probes]
     p_cal = [c.calibrated for c in conf]
     hit = [p.hit3 for p in probes]
@@ -199,6 +213,15 @@ def measure(
             "n": len(members),
             "hit@3": round(sum(members) / len(members), 4) if members else None,
         }
+    bands_answerable = {}
+    for name, flag in ((calib.KNOWN, True), (calib.UNKNOWN, False)):
+        members = [h for h, k, a in zip(hit, known, answerable, strict=True) if k == flag and a]
+        bands_answerable[name] = {
+            "n": len(members),
+            "hit@3": round(sum(members) / len(members), 4) if members else None,
+        }
+    answerable_p = [c.calibrated for c, a in zip(conf, answerable, strict=True) if a]
+    answerable_hit = [h for h, a in zip(hit, answerable, strict=True) if a]
     plain, gated = [], []
     for p, c in zip(probes, conf, strict=True):
         if not p.answerable:
@@ -217,6 +240,8 @@ def measure(
         "mean_calibrated": round(sum(p_cal) / len(p_cal), 4),
         "hit@3": round(sum(hit) / len(hit), 4),
         "bands": bands,
+        "bands_answerable": bands_answerable,
+        "ece_raw_answerable": round(calib.ece(answerable_p, answerable_hit), 4),
         "answerable_in_unknown": round(
             sum(1 for a, k in zip(answerable, known, strict=True) if a and not k) / n_ans, 4
         ),

@@ -12,31 +12,43 @@ from collections.abc import Sequence
 
 from chitta.config import DEFAULT_REALM
 from chitta.hooks.calls import Outcome
-from chitta.recall.gate import GateSettings, GateView, Turn, is_terse_negation, relaxed
+from chitta.recall.gate import (
+    GateSettings,
+    GateView,
+    Turn,
+    is_terse_negation,
+    read_reply_band,
+    read_reply_turn,
+    relaxed,
+)
 
 #: The call whose reply carries the band (the hybrid lane), and its page size.
 BAND_CALL = "hyb"
+#: Calls whose replies rank other realms: never the source of this realm's band.
+FOREIGN_CALLS = frozenset({"xr"})
 
 
 def gate_view(
     outcomes: Sequence[Outcome], prompt: str, realm: str, settings: GateSettings, page: int
 ) -> GateView:
-    """The gate for a prompt, from the first reply that carries a confidence (the hybrid
-    lane's when it came back); ``page`` is the hybrid lane's limit."""
-    replies = sorted((o for o in outcomes if o.result), key=lambda o: o.name != BAND_CALL)
-    turn_data = next((o.result["turn"] for o in replies if o.result.get("turn")), None)
-    turn = (
-        Turn(tuple(turn_data["distinctive"]), bool(turn_data["terse_negation"]))
-        if turn_data
-        else Turn((), is_terse_negation(prompt))
-    )
-    band_reply = next((o for o in replies if o.result.get("confidence")), None)
-    if band_reply is None:
-        return GateView(settings, turn)
-    conf = band_reply.result["confidence"]
-    # Only the hybrid page tells a small realm (the other lanes ask for other page sizes).
-    hyb = next((o for o in replies if o.name == BAND_CALL), None)
-    relax = hyb is not None and relaxed(
-        realm, DEFAULT_REALM, len(hyb.result.get("hits", [])), page, conf["raw"], settings
-    )
-    return GateView(settings, turn, conf["band"], conf["calibrated"], conf["words"], relax)
+    """The gate for a prompt, from the hybrid lane's reply (the band's source, as in the
+    seed), else the first other reply of this realm that carries one; never from the
+    cross-realm call, whose pool is other realms'. ``page`` is the hybrid lane's limit."""
+    replies = sorted((o for o in outcomes if o.result and o.name not in FOREIGN_CALLS),
+                     key=lambda o: o.name != BAND_CALL)  # fmt: skip
+    turn = next((t for o in replies if (t := read_reply_turn(o.result)) is not None), None)
+    if turn is None and is_terse_negation(prompt):
+        turn = Turn((), True)
+    for reply in replies:
+        band, calibrated, raw = read_reply_band(reply.result)
+        if band is None:
+            continue
+        # Only the hybrid page tells a small realm (the other lanes ask for other page sizes).
+        hits = reply.result.get("hits")
+        page_len = len(hits) if isinstance(hits, list) else page
+        relax = (reply.name == BAND_CALL and raw is not None
+                 and relaxed(realm, DEFAULT_REALM, page_len, page, raw, settings))  # fmt: skip
+        words = reply.result["confidence"].get("words")
+        return GateView(settings, turn, band, calibrated, words if isinstance(words, str)
+                        else None, relax)  # fmt: skip
+    return GateView(settings, turn)

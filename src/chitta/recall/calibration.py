@@ -55,11 +55,22 @@ class Calibration:
     pairs: int = 0
     fitted_at: str | None = None
     feature: str = FEATURE
+    #: The embedding model whose cosines were fitted (its identity's name); None: unknown.
+    model: str | None = None
 
     def __post_init__(self) -> None:
         numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b)
-        if not all(isinstance(v, int | float) and math.isfinite(v) for v in numbers):
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                   for v in numbers):  # fmt: skip
             raise BadArgument("a calibration's coefficients must be finite numbers")
+        texts = {"source": self.source, "feature": self.feature}
+        optional = {"fitted_at": self.fitted_at, "model": self.model}
+        if not all(isinstance(v, str) for v in texts.values()) or not all(
+            v is None or isinstance(v, str) for v in optional.values()
+        ):
+            raise BadArgument("a calibration's source, feature, model and date must be text")
+        if isinstance(self.pairs, bool) or not isinstance(self.pairs, int) or self.pairs < 0:
+            raise BadArgument("a calibration's pair count must be a whole number")
         if not 0.0 < self.threshold < 1.0:
             raise BadArgument(f"the band threshold must lie between 0 and 1, got {self.threshold}")
         if self.a <= 0 or self.display_a <= 0:
@@ -95,7 +106,8 @@ class Calibration:
 #: fits on LoCoMo's five tuning conversations (1,510 questions: 760 of their own, 750 of the
 #: others' that they cannot answer); the threshold is where the share of answerable
 #: questions put in UNKNOWN meets the share of unanswerable ones put in KNOWN.
-DEFAULT = Calibration(a=9.805, b=-6.233, threshold=0.183, source="default", pairs=1510)
+DEFAULT = Calibration(a=9.805, b=-6.233, threshold=0.183, source="default", pairs=1510,
+                      model="all-MiniLM-L6-v2-int8")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,16 +183,21 @@ def max_relevance(query: np.ndarray, vectors: Sequence[np.ndarray]) -> float:
 
 
 def fit_logistic(x: Sequence[float], y: Sequence[float], *, iters: int = 50) -> tuple[float, float]:
-    """``(a, b)`` maximising the likelihood of ``y ~ sigmoid(a·x + b)`` (Newton's method,
-    with a tiny ridge so that a perfectly separable set still converges)."""
+    """``(a, b)`` maximising the likelihood of ``y ~ sigmoid(a·x + b)`` by Newton's method,
+    with Platt's (1999) targets: a positive counts as ``(N₊ + 1) / (N₊ + 2)`` and a negative
+    as ``1 / (N₋ + 2)``, so that a small, perfectly separable set gives a finite slope
+    instead of a step."""
     xs = np.asarray(x, dtype=float)
-    ys = np.asarray(y, dtype=float)
-    if len(xs) != len(ys):
+    outcomes = np.asarray(y, dtype=float)
+    if len(xs) != len(outcomes):
         raise BadArgument("a fit needs as many outcomes as values")
     if len(xs) < MIN_PAIRS:
         raise BadArgument(f"a fit needs at least {MIN_PAIRS} pairs, got {len(xs)}")
-    if ys.min() == ys.max():
+    if outcomes.min() == outcomes.max():
         raise BadArgument("a fit needs both outcomes: some hits in the top 3 and some misses")
+    positives = outcomes.sum()
+    negatives = len(outcomes) - positives
+    ys = np.where(outcomes > 0.5, (positives + 1) / (positives + 2), 1 / (negatives + 2))
     design = np.stack([xs, np.ones_like(xs)], axis=1)
     w = np.zeros(2)
     for _ in range(iters):
@@ -202,11 +219,13 @@ def fit_calibration(
     fitted_at: str | None = None,
     threshold: float | None = None,
     unanswerable: Sequence[bool] | None = None,
+    model: str | None = None,
 ) -> Calibration:
     """A Platt fit of ``hit3`` (the top 3 held a gold memory) against ``raw``, with the
-    display refit over the calibrated logit. The band threshold is ``threshold`` if given;
-    else, when ``unanswerable`` marks some questions the store cannot answer, where the two
-    error shares meet (:func:`equal_error_threshold`); else the default's."""
+    display refit over the calibrated logit (:func:`cross_fitted_display`). The band
+    threshold is ``threshold`` if given; else, when ``unanswerable`` marks some questions the
+    store cannot answer, where the two error shares meet (:func:`equal_error_threshold`);
+    else the default's. ``model`` names the embedding model whose cosines ``raw`` holds."""
     a, b = fit_logistic(raw, [float(h) for h in hit3])
     if a <= 0:
         raise BadArgument("the fit came out backwards: higher relevance found fewer gold memories")
@@ -217,15 +236,42 @@ def fit_calibration(
         source=source,
         pairs=len(raw),
         fitted_at=fitted_at,
+        model=model,
     )
     calibrated = [confidence(r, fit).calibrated for r in raw]
-    da, db = fit_logistic([logit(p) for p in calibrated], [float(h) for h in hit3])
-    if da > 0:
-        fit = replace(fit, display_a=da, display_b=db)
+    display = cross_fitted_display(raw, hit3)
+    if display is not None:
+        fit = replace(fit, display_a=display[0], display_b=display[1])
     mixed = unanswerable is not None and any(unanswerable) and not all(unanswerable)
     if threshold is None and mixed:
         fit = replace(fit, threshold=equal_error_threshold(calibrated, unanswerable))
     return fit
+
+
+#: Folds of the display refit's cross-fit.
+DISPLAY_FOLDS = 5
+
+
+def cross_fitted_display(raw: Sequence[float], hit3: Sequence[bool]) -> tuple[float, float] | None:
+    """The display refit, learnt from how a Platt fit does on data it was not fitted on.
+
+    Refitted on the very values it was fitted on, a Platt fit's logit maps onto itself (the
+    refit is the identity). So each fold's values are calibrated by a fit of the other folds
+    (:data:`DISPLAY_FOLDS`, every k-th value), and the refit is made over the logits of those
+    out-of-fold values: it learns how over- or under-confident the fit is on new questions.
+    None when a fold cannot be fitted or the refit comes out backwards."""
+    folds = DISPLAY_FOLDS
+    out_of_fold: list[float] = [0.0] * len(raw)
+    try:
+        for k in range(folds):
+            train = [i for i in range(len(raw)) if i % folds != k]
+            a, b = fit_logistic([raw[i] for i in train], [float(hit3[i]) for i in train])
+            for i in range(k, len(raw), folds):
+                out_of_fold[i] = sigmoid(a * raw[i] + b)
+        da, db = fit_logistic([logit(p) for p in out_of_fold], [float(h) for h in hit3])
+    except BadArgument:
+        return None
+    return (da, db) if da > 0 else None
 
 
 def refit_display(

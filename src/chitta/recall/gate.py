@@ -133,12 +133,6 @@ def read_turn(text: str, df: Callable[[str], int], realm_size: int, fraction: fl
     return Turn(distinctive_tokens(text, df, realm_size, limit), is_terse_negation(text))
 
 
-def shared_tokens(turn: Turn, content: str) -> tuple[str, ...]:
-    """The turn's distinctive words that ``content`` contains too."""
-    have = set(words(content))
-    return tuple(w for w in turn.distinctive if w in have)
-
-
 def bm25_ceiling(terms: Iterable[str], df: Callable[[str], int], total: int) -> float:
     """The most BM25 the terms can add up to: each term's idf times (k1 + 1), the limit of its
     saturating term-frequency part (idf as FTS5 computes it, at least 1e-6)."""
@@ -171,18 +165,19 @@ def admit(
     shared: Iterable[str],
     *,
     band: str | None,
-    turn: Turn,
+    turn: Turn | None,
     settings: GateSettings,
     relax: bool = False,
     kw_norm: float | None = None,
 ) -> Verdict:
     """Whether a row of ``lane`` that shares ``shared`` distinctive words with the turn is
-    shown, under ``band`` (None: no band was computed, treated as KNOWN)."""
+    shown, under ``band`` (None: no band was computed, treated as KNOWN). Without ``turn``
+    (a reply that does not carry one) the turn rules are skipped."""
     if lane == KEYED_LANE:
         return Verdict(True, "keyed")
-    if turn.terse_negation:
+    if turn is not None and turn.terse_negation:
         return Verdict(False, "terse-negation")
-    if not turn.distinctive:
+    if turn is not None and not turn.distinctive:
         return Verdict(False, "no-distinctive-token")
     if band != "UNKNOWN" or not settings.silence:
         return Verdict(True, lane)
@@ -194,7 +189,8 @@ def admit(
     if not share:
         return Verdict(False, "no-shared-token")
     weak = kw_norm is None or kw_norm < settings.kw_single_token_min
-    if lane == "kw" and len(turn.distinctive) < 2 and weak:
+    single = turn is None or len(turn.distinctive) < 2
+    if lane == "kw" and single and weak:
         return Verdict(False, "weak-single-token")
     return Verdict(True, "small-realm" if lane in SILENCED_LANES else "shares-token")
 
@@ -204,7 +200,7 @@ class GateView:
     """What the gate knows of this prompt: the band, the turn, the relaxation."""
 
     settings: GateSettings
-    turn: Turn
+    turn: Turn | None  # None: no reply carried one (the turn rules are skipped)
     band: str | None = None  # None: no reply carried one (every call failed)
     calibrated: float | None = None
     words: str | None = None
@@ -236,6 +232,25 @@ class GateView:
 STRATEGY_LANES = {"semantic": "sem", "keyword": "kw"}
 
 
+def read_reply_turn(reply: Mapping[str, Any]) -> Turn | None:
+    """The turn a recall reply carries, or None when it has none (an older daemon)."""
+    data = reply.get("turn")
+    if not isinstance(data, Mapping) or not isinstance(data.get("distinctive"), list):
+        return None
+    return Turn(tuple(str(w) for w in data["distinctive"]), bool(data.get("terse_negation")))
+
+
+def read_reply_band(reply: Mapping[str, Any]) -> tuple[str | None, float | None, float | None]:
+    """(band, calibrated, raw) of a recall reply; Nones for what it does not carry."""
+    conf = reply.get("confidence")
+    if not isinstance(conf, Mapping) or conf.get("band") not in ("KNOWN", "UNKNOWN"):
+        return None, None, None
+    calibrated, raw = conf.get("calibrated"), conf.get("raw")
+    number = (int, float)
+    return (conf["band"], calibrated if isinstance(calibrated, number) else None,
+            raw if isinstance(raw, number) else None)  # fmt: skip
+
+
 def gate_reply(
     reply: dict[str, Any],
     *,
@@ -248,21 +263,12 @@ def gate_reply(
     """A recall reply (its JSON shape) with only the rows the gate admits, each with its
     ``admitted`` reason, and a ``gate`` block: band, relaxation, drops by cause. Rows from
     another realm are judged as ``xr``; the others by the strategy (hybrid: ``hyb``)."""
-    if not reply.get("ok") or "hits" not in reply:
+    if not reply.get("ok") or not isinstance(reply.get("hits"), list):
         return reply
-    turn_data = reply.get("turn") or {"distinctive": [], "terse_negation": False}
-    turn = Turn(tuple(turn_data["distinctive"]), bool(turn_data["terse_negation"]))
-    conf = reply.get("confidence")
-    relax = conf is not None and relaxed(
-        realm, default_realm, len(reply["hits"]), limit, conf["raw"], settings
-    )
-    view = GateView(
-        settings,
-        turn,
-        conf["band"] if conf else None,
-        conf["calibrated"] if conf else None,
-        relax=relax,
-    )
+    band, calibrated, raw = read_reply_band(reply)
+    relax = raw is not None and relaxed(realm, default_realm, len(reply["hits"]), limit, raw,
+                                        settings)  # fmt: skip
+    view = GateView(settings, read_reply_turn(reply), band, calibrated, relax=relax)
     kept, dropped = [], {}
     for hit in reply["hits"]:
         lane = "xr" if hit.get("realm") != realm else STRATEGY_LANES.get(strategy, "hyb")

@@ -79,7 +79,10 @@ def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQ
 
 
 def measure(chitta: Chitta, queries: Sequence[GoldenQuery]) -> list[Pair]:
-    """Recall each query (hybrid, limit 10) and note its maximum relevance and top 3."""
+    """Recall each query (hybrid, limit 10) and note its maximum relevance and top 3.
+
+    The recalls leave no access history behind (``record=False``): a calibration must not
+    teach the store the answers it is measured on."""
     known = chitta.store.get_many(sorted({g for q in queries for g in q.gold}))
     for q in queries:
         for g in q.gold:
@@ -88,9 +91,14 @@ def measure(chitta: Chitta, queries: Sequence[GoldenQuery]) -> list[Pair]:
                     f"gold memory {g} of query {q.query[:60]!r} is not in the store "
                     "(forgotten, or from another store)"
                 )
+            if known[g].realm != q.realm:
+                raise BadArgument(
+                    f"gold memory {g} of query {q.query[:60]!r} is in realm "
+                    f"{known[g].realm!r}, but the query asks realm {q.realm!r}"
+                )
     pairs = []
     for q in queries:
-        result = chitta.recall(q.query, realm=q.realm, limit=LIMIT)
+        result = chitta.recall(q.query, realm=q.realm, limit=LIMIT, record=False)
         if result.confidence is None:  # hybrid always embeds; kept for a clear error
             raise BadArgument("the recall gave no maximum relevance to calibrate")
         top3 = {h.memory.id for h in result.hits[:3]}

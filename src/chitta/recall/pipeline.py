@@ -18,9 +18,10 @@ from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
 from chitta.recall.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
+from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
-from chitta.recall.rank import Ranked, rank
+from chitta.recall.rank import rank
 from chitta.recall.rerank import RerankInfo
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
@@ -29,6 +30,8 @@ from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
 _NO_FACTORS: Mapping[str, float] = MappingProxyType({})
+#: How many fused candidates the maximum relevance is taken over (recall/calibration.py).
+MAXREL_DEPTH = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,8 @@ class RecallResult:
     turn: Turn | None = None
     #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
     kw_ceiling: float | None = None
+    #: Per hit, the turn's distinctive words it holds, matched as the keyword lane matches.
+    shared: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
     rerank: RerankInfo | None = None
 
@@ -170,10 +175,17 @@ def recall(
         for r in ranked
     ]  # fmt: skip
     t = time.perf_counter()
-    sure = None if whole is None else confidence(_max_relevance(store, ranked, whole), calibration)
+    sure = None if whole is None else confidence(_max_relevance(ctx, fused, whole), calibration)
     turn = read_turn(query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm),
                      config.common_fraction)  # fmt: skip
-    ceiling = bm25_ceiling(ctx.terms, stats.df_all, stats.total()) if "kw" in rankings else None
+    # The words as the keyword lane matches them (stems, accents folded), for the gate.
+    counts, matched = store.term_matches([*turn.distinctive, *ctx.terms],
+                                         [h.memory.id for h in hits])  # fmt: skip
+    shared = {h.memory.id: tuple(w for w in turn.distinctive
+                                 if w in matched.get(h.memory.id, ())) for h in hits}  # fmt: skip
+    ceiling = None
+    if "kw" in rankings:
+        ceiling = bm25_ceiling(ctx.terms, lambda w: counts.get(w, 0), stats.total())
     timing["confidence"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:
@@ -195,6 +207,7 @@ def recall(
         confidence=sure,
         turn=turn,
         kw_ceiling=ceiling,
+        shared=MappingProxyType(shared),
     )
 
 
@@ -214,10 +227,16 @@ def _embed(
     return vectors[0], vectors[-1]
 
 
-def _max_relevance(store: Store, ranked: list[Ranked], query: np.ndarray) -> float:
-    """The maximum relevance over the candidates the post-fusion stages ranked (the pool)."""
-    ids = [r.memory.id for r in ranked if r.final is not None and r.memory is not None]
-    vectors = store.vectors_for(ids)
+def _max_relevance(ctx: LaneContext, fused: list[Fused], query: np.ndarray) -> float:
+    """The maximum relevance: the best cosine of the whole query over the first
+    :data:`MAXREL_DEPTH` fused candidates that are live and in scope. A fixed depth, so that
+    the value (and its calibration) does not depend on the limit asked for or the reranker;
+    in scope, so that another realm's memories (the ``xr`` lane) cannot make this one look
+    knowing."""
+    ids = [f.id for f in fused[:MAXREL_DEPTH]]
+    live = ctx.memories(ids)
+    ids = [i for i in ids if i in live and in_scope(live[i], ctx.scope)]
+    vectors = ctx.store.vectors_for(ids)
     return max_relevance(query, [vectors[i] for i in ids if i in vectors])
 
 

@@ -731,6 +731,28 @@ class Store:
         # FTS5's bm25() is negated so that ascending order is best first; flip it back.
         return [(r[0], -float(r[1])) for r in kept[:limit]]
 
+    def term_matches(
+        self, terms: Sequence[str], ids: Sequence[str]
+    ) -> tuple[dict[str, int], dict[str, set[str]]]:
+        """For each term, as the keyword lane matches it (FTS5: porter stems, accents folded):
+        how many indexed rows hold it, and which of ``ids`` do."""
+        counts: dict[str, int] = {}
+        matched: dict[str, set[str]] = {}
+        marks = ", ".join("?" * len(ids))
+        for term in dict.fromkeys(terms):
+            expression = '"' + term.replace('"', '""') + '"'
+            counts[term] = self._query(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (expression,)
+            )[0][0]
+            if ids and counts[term]:
+                for (mid,) in self._query(
+                    "SELECT m.id FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+                    f"WHERE memories_fts MATCH ? AND m.id IN ({marks})",
+                    (expression, *ids),
+                ):
+                    matched.setdefault(mid, set()).add(term)
+        return counts, matched
+
     # --- triplets and episodes -----------------------------------------------------------------
 
     def add_triplets(self, triplets: Sequence[Triplet]) -> None:

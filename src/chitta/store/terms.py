@@ -58,17 +58,17 @@ class TermStats:
             return [realm for realm, n in self._size.items() if n > 0]
 
     def size(self, realm: str) -> int:
-        return self._size[realm]
+        with self._lock:
+            return self._size[realm]
 
     def total(self) -> int:
         """Live memories over every realm."""
-        return sum(n for n in self._size.values() if n > 0)
-
-    def df_all(self, word: str) -> int:
-        """How many live memories of any realm contain ``word`` (lower-case)."""
-        return sum(counts[word] for counts in list(self._df.values()))
+        # Under the lock: a write to a new realm adds a key while a recall sums.
+        with self._lock:
+            return sum(n for n in self._size.values() if n > 0)
 
     def df(self, realm: str, word: str) -> int:
         """How many live memories of ``realm`` contain ``word`` (lower-case)."""
-        counts = self._df.get(realm)
-        return counts[word] if counts else 0
+        with self._lock:
+            counts = self._df.get(realm)
+            return counts[word] if counts else 0
