@@ -190,16 +190,18 @@ def markdown(record: dict[str, Any]) -> str:
         f"{', '.join(record['fit_on'])}; recall p50 {record['latency_ms']['p50']} ms)",
         "",
         "| set | answerable / unanswerable | AUROC | ECE raw | ECE shown | ECE refit (LOO) "
-        "| hit@3 KNOWN / UNKNOWN | answerable in UNKNOWN | unanswerable in KNOWN "
+        "| hit@3 KNOWN / UNKNOWN | the same, answerable only | answerable in UNKNOWN "
+        "| unanswerable in KNOWN "
         "| recall@10 answerable, plain → gated |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, m in rows:
-        bands = m["bands"]
+        bands, answerable = m["bands"], m["bands_answerable"]
         lines.append(
             f"| {name} | {m['questions']['answerable']} / {m['questions']['unanswerable']} "
             f"| {m['auroc']:.3f} | {m['ece_raw']:.3f} | {m['ece_shown']:.3f} "
             f"| {m['ece_refit_loo']:.3f} | {_band(bands['KNOWN'])} / {_band(bands['UNKNOWN'])} "
+            f"| {_band(answerable['KNOWN'])} / {_band(answerable['UNKNOWN'])} "
             f"| {m['answerable_in_unknown']:.3f} | {m['unanswerable_in_known']:.3f} "
             f"| {m['recall@10_answerable']:.3f} → {m['recall@10_answerable_gated']:.3f} |"
         )
