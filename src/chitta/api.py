@@ -21,13 +21,15 @@ from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
 from chitta.recall import calibration as calib
-from chitta.recall.config import XR_WEIGHT, preset
+from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
+from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
 from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
+from chitta.recall.trace import build_trace
 from chitta.store import migrations
 from chitta.store.access import AccessRecord
 from chitta.store.confidence import (
@@ -87,6 +89,7 @@ class Chitta:
         switches: RecallSwitches | None = None,
         scoring: ScoringConfig = DEFAULT_SCORING,
         reranker: LazyCrossEncoder | None = None,
+        gate: GateSettings | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -94,6 +97,7 @@ class Chitta:
         self.switches = switches or RecallSwitches()
         self.scoring = scoring
         self.reranker = reranker  # the optional cross-encoder stage; None: not configured
+        self.gate = gate or GateSettings()  # the admission gate's switches, for traces
         self.opened_at = clock()
         self.sessions = SessionLog()
         self._calibration: calib.Calibration | None = None
@@ -121,7 +125,8 @@ class Chitta:
             store.close()
             raise
         reranker = shared_cross_encoder(settings.rerank) if settings.rerank.configured else None
-        return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker)
+        return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
+                   gate=settings.gate)  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -368,6 +373,7 @@ class Chitta:
         session: str | None = None,
         rerank: bool = True,
         record: bool = True,
+        trace: bool = False,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -376,8 +382,9 @@ class Chitta:
         ``session`` names the asking agent session: what it stored and was shown lately
         primes this recall (the ``ctx`` lane), and this recall's best hits prime its next.
         With a reranker configured, ``rerank=False`` skips the cross-encoder stage.
-        ``record=False`` leaves no trace in the store's access history or the session (a
+        ``record=False`` leaves nothing in the store's access history or the session (a
         measurement, such as `chitta calibrate`, must not teach the store its answers).
+        ``trace=True`` adds the trace v1 record (recall/trace.py) and changes nothing else.
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
@@ -411,6 +418,13 @@ class Chitta:
         )
         if reranker is not None:
             result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)
+        if trace:
+            request = {"limit": limit, "depth": config.depth(limit), "strategy": strategy,
+                       "fusion": config.fusion, "lanes": dict(config.lane_weights),
+                       "include_superseded": include_superseded, "cross_realm": cross_realm,
+                       "disable_hdc": disable_hdc, "session": name is not None,
+                       "rerank": reranker is not None, "time_cue": None}  # fmt: skip
+            result = replace(result, trace=self._trace(result, request, config, limit))
         if record:
             self._record_access(result, now)
         if name is not None and record:
@@ -421,6 +435,22 @@ class Chitta:
         if self.switches.admit_debug:
             print("\n".join(admit_lines(result)), file=sys.stderr)
         return result
+
+    def _trace(self, result: RecallResult, request: dict, config: RecallConfig, limit: int) -> dict:
+        identity = self.embedder.identity()
+        settings = {
+            "embedding": {"model": identity.name, "dim": identity.dim},
+            "rrf_k": config.rrf_k, "pool": config.pool(limit), "scoring": config.scoring,
+            "inhibition": config.inhibition, "corrections": config.corrections,
+            "gate": {"silence": self.gate.silence,
+                     "kw_single_token_min": self.gate.kw_single_token_min},
+            "autocut": False,
+            "reranker": None if self.reranker is None else self.reranker.name,
+        }  # fmt: skip
+        scoring = "seed-000-defaults" if self.scoring == DEFAULT_SCORING else "scoring.json"
+        return build_trace(result, request=request, config=settings,
+                           calibration=self.calibration, gate=self.gate,
+                           server_version=__version__, scoring_version=scoring)  # fmt: skip
 
     def _record_access(self, result: RecallResult, now: int) -> None:
         """Buffer the hits' access (ACT-R) and their co-access (Hebbian); written in batches."""

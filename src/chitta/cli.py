@@ -22,6 +22,7 @@ from chitta import __version__
 from chitta.cli_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
 from chitta.cli_bench import bench
 from chitta.cli_calibrate import calibrate
+from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli_model import model
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
@@ -180,6 +181,9 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
 @click.option("--include-superseded", is_flag=True, help="Also show replaced memories.")
 @click.option("--session", help="The asking agent session; primes recall with what it "
               "stored lately (the ctx lane).")  # fmt: skip
+@click.option("--trace", is_flag=True,
+              help="Add the recall trace: every lane's candidates, fusion, gate, order (ids "
+                   "and scores, no text); printed as JSON.")  # fmt: skip
 @click.option("--no-rerank", "rerank", flag_value=False, default=True,
               help="Skip the cross-encoder stage (if one is set up).")  # fmt: skip
 @JSON_OPT
@@ -202,6 +206,8 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
             _emit(data)
         else:
             print_hits(data)
+            if "trace" in data:
+                click.echo(json.dumps({"trace": data["trace"]}, indent=1))
 
 
 @main.command()

@@ -75,6 +75,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     }
     if result.rerank is not None:  # only with a reranker configured (recall/rerank.py)
         out["rerank"] = result.rerank.as_dict()
+    if result.trace is not None:  # only when asked for: without it the reply is unchanged
+        out["trace"] = dict(result.trace)
     return out
 
 

@@ -12,12 +12,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chitta.errors import BadArgument, BadConfig
-
-if TYPE_CHECKING:
-    from chitta.recall.gate import GateSettings
+from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -108,6 +105,8 @@ class Settings:
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     recall: RecallSwitches = field(default_factory=RecallSwitches)
     rerank: RerankSettings = field(default_factory=RerankSettings)
+    #: The admission gate's switches (recall/gate.py), for the hook and the MCP gateway.
+    gate: GateSettings = field(default_factory=GateSettings)
     log_level: str = "WARNING"
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
 
@@ -234,6 +233,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         embed=embed,
         recall=_recall_switches(env),
         rerank=_rerank_settings(env),
+        gate=gate_settings(env),
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
     )
@@ -242,8 +242,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 def gate_settings(environ: Mapping[str, str] | None = None) -> GateSettings:
     """The admission gate's switches (recall/gate.py): CHITTA_UNKNOWN_SILENCE (default 1) and
     CHITTA_KW_SINGLE_TOKEN_MIN (default 60, on the 0-100 scale of gate.normalised_bm25)."""
-    from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
-
     env = os.environ if environ is None else environ
     minimum = _float(env, "KW_SINGLE_TOKEN_MIN", KW_SINGLE_TOKEN_MIN)
     if not 0 <= minimum <= 100:

@@ -24,7 +24,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from chitta import __version__
-from chitta.config import DEFAULT_REALM, Settings, gate_settings
+from chitta.config import DEFAULT_REALM, Settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.errors import ChittaError, DaemonUnavailable
@@ -134,7 +134,7 @@ def _describe(error: ValidationError) -> str:
 def build_server(forwarder: Forwarder) -> ChittaMCP:
     """The MCP server with one tool per daemon method."""
     server = ChittaMCP(forwarder)
-    gate = gate_settings()  # the recall gateway's admission switches (recall/gate.py)
+    gate = forwarder.settings.gate  # the recall gateway's admission switches (recall/gate.py)
 
     def forward(method: str, values: dict[str, Any]) -> CallToolResult:
         # A tool's locals() at its first line hold its parameters (and this closure's names).
@@ -169,6 +169,8 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         cross_realm: bool = False, disable_hdc: bool = False, include_superseded: bool = False,
         rerank: Annotated[bool, Field(description="Use the cross-encoder, if one is set up")]
         = True,
+        trace: Annotated[bool, Field(description="Add the recall trace (ids and scores)")]
+        = False,
     ) -> CallToolResult:  # fmt: skip
         """Find the memories that best answer a query, ranked, with the lanes that found
         them. confidence.words says whether the store knows this (KNOWN) or probably not

@@ -31,6 +31,12 @@ def test_remember_recall_and_status_through_the_socket(daemon: Path) -> None:
         assert status["per_realm"] == {"demo": 1}
         assert status["daemon"]["pid"] > 0 and status["daemon"]["requests"] >= 2
         assert set(status["daemon"]["methods"]) >= {"remember", "recall"}
+        assert status["calibration"]["source"] == "default"
+        traced = client.call("recall", query="SQLite WAL crash recovery", realm="demo",
+                             trace=True)  # fmt: skip
+        assert traced["trace"]["trace_version"] == 1
+        assert traced["trace"]["order"]["returned"] == [stored["id"]]
+        assert "trace" not in found and found["confidence"]["band"] in ("KNOWN", "UNKNOWN")
 
 
 def test_the_socket_is_owner_only_in_an_owner_only_folder(daemon: Path) -> None:

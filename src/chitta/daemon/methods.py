@@ -93,7 +93,7 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
         limit=p.get("limit", 10), strategy=p.get("strategy", "hybrid"), ablate=ablate,
         include_superseded=p.get("include_superseded", False), fusion=p.get("fusion"),
         cross_realm=p.get("cross_realm", False), disable_hdc=p.get("disable_hdc", False),
-        session=p.get("session"), rerank=p.get("rerank", True),
+        session=p.get("session"), rerank=p.get("rerank", True), trace=p.get("trace", False),
     )  # fmt: skip
     return {"ok": True, **result_to_dict(result)}
 
@@ -166,6 +166,7 @@ METHODS: Mapping[str, Method] = {
                 "disable_hdc": _FLAG,
                 "session": _OPTIONAL_TEXT,
                 "rerank": _FLAG,
+                "trace": _FLAG,
             },
             writes=False,
         ),  # fmt: skip

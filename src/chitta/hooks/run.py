@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chitta.config import gate_settings, load_settings
+from chitta.config import load_settings
 from chitta.daemon.client import daemon_answers
 from chitta.errors import ChittaError, InputError
 from chitta.hooks.config import HookSettings, load_hook_settings, realm_for
@@ -78,7 +78,7 @@ def _prepare(overrides: Mapping[str, Any], started: float) -> HookRun:
     session = event.get("session_id")
     return HookRun(event=event, socket=settings.socket_path, realm=realm,
                    session=session if isinstance(session, str) and session else None,
-                   hook=hook, started=started, gate=gate_settings(os.environ),
+                   hook=hook, started=started, gate=settings.gate,
                    admit_debug=settings.recall.admit_debug)  # fmt: skip
 
 

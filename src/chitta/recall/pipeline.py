@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -87,6 +88,8 @@ class RecallResult:
     kw_ceiling: float | None = None
     #: Per hit, the turn's distinctive words it holds, matched as the keyword lane matches.
     shared: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    #: The trace v1 record (recall/trace.py), when the caller asked for one.
+    trace: Mapping[str, Any] | None = None
     #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
     rerank: RerankInfo | None = None
 
