@@ -25,6 +25,7 @@ from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
 from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
 from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
@@ -435,6 +436,36 @@ class Chitta:
         if self.switches.admit_debug:
             print("\n".join(admit_lines(result)), file=sys.stderr)
         return result
+
+    def reconstruct(
+        self,
+        query: str,
+        *,
+        realm: str | None = None,
+        agent_id: str | None = None,
+        channel: str | None = None,
+        limit: int = 10,
+        budget: int = DEFAULT_BUDGET,
+        strategy: str = "hybrid",
+        session: str | None = None,
+        trace: bool = False,
+    ) -> Reconstruction:
+        """The answer to ``query`` as items quoting the recalled records, within ``budget``
+        characters of quotes (recall/reconstruct.py). With ``trace``, the recall's trace is
+        kept on the result, for the caller's ``trace.recall``."""
+        check_budget(budget)
+        result = self.recall(
+            query,
+            realm=realm,
+            agent_id=agent_id,
+            channel=channel,
+            limit=limit,
+            strategy=strategy,
+            session=session,
+            trace=trace,
+        )
+        items, omitted = items_within(result.hits, budget)
+        return Reconstruction(tuple(items), tuple(omitted), budget, result)
 
     def _trace(self, result: RecallResult, request: dict, config: RecallConfig, limit: int) -> dict:
         identity = self.embedder.identity()

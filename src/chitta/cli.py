@@ -211,6 +211,40 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
 
 
 @main.command()
+@click.argument("query")
+@click.option("--realm", "-r", help="Realm to search (default: default).")
+@click.option("--agent", "agent_id", help="Only this agent's memories.")
+@click.option("--channel", help="Only this channel's memories.")
+@click.option("--limit", "-n", type=int, default=10, show_default=True)
+@click.option("--budget", type=int, default=2000, show_default=True,
+              help="Characters of quotes, 100-100000.")  # fmt: skip
+@click.option("--strategy", "-s", default="hybrid", show_default=True,
+              help=f"One of: {', '.join(PRESETS)}.")  # fmt: skip
+@click.option("--session", help="The asking agent session (primes the ctx lane).")
+@click.option("--trace", is_flag=True, help="Add the trace (ids and scores, no text).")
+@JSON_OPT
+@click.pass_context
+def reconstruct(ctx: click.Context, query: str, as_json: bool, **opts: Any) -> None:
+    """Answer QUERY with items that quote the stored records behind them, within a budget."""
+    from chitta.cli_format import print_reconstruction, reconstruction_to_dict
+
+    with _errors(as_json):
+        client = _daemon(ctx)
+        if client is not None:
+            with client:
+                data = client.call("reconstruct", query=query, **opts)
+        else:
+            with _open(ctx, create=False) as chitta:
+                data = reconstruction_to_dict(chitta.reconstruct(query, **opts))
+        if as_json:
+            _emit(data)
+        else:
+            print_reconstruction(data)
+            if "trace" in data:
+                click.echo(json.dumps({"trace": data["trace"]}, indent=1))
+
+
+@main.command()
 @click.option("--deadline", type=float, default=30.0, show_default=True,
               help="Seconds a request may run before its caller gets a timeout error.")  # fmt: skip
 @click.pass_context

@@ -11,8 +11,10 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
+from chitta.recall.coverage import safe_ledger
 from chitta.recall.gate import normalised_bm25
 from chitta.recall.pipeline import RecallResult
+from chitta.recall.reconstruct import Reconstruction
 from chitta.transfer import ImportReport, memory_to_dict
 
 #: Files at least this large get a progress bar on import.
@@ -78,6 +80,39 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     if result.trace is not None:  # only when asked for: without it the reply is unchanged
         out["trace"] = dict(result.trace)
     return out
+
+
+def reconstruction_to_dict(rec: Reconstruction) -> dict[str, Any]:
+    """The JSON shape of a reconstruct: its items and, when the recall was traced, a trace
+    whose ``recall`` is the recall's and whose ``coverage`` is over the records cited."""
+    out = rec.as_dict()
+    if rec.recall.trace is not None:
+        contents = {h.memory.id: h.memory.content for h in rec.recall.hits}
+        coverage, ms = safe_ledger(
+            rec.recall.query, [(item.ref, contents[item.ref]) for item in rec.items]
+        )
+        out["trace"] = {
+            "recall": dict(rec.recall.trace),
+            "coverage": coverage,
+            "timing_ms": {"coverage": ms},
+        }
+    return out
+
+
+def print_reconstruction(data: dict[str, Any]) -> None:
+    """Render a reconstruct in its JSON shape: the band, then each item with its source."""
+    console = Console()
+    if conf := data.get("confidence"):
+        console.print(conf["words"], markup=False, highlight=False)
+    for number, item in enumerate(data["items"], start=1):
+        when = f", {item['when'][:10]}" if item.get("when") else ""
+        console.print(f"[{number}] {item['quote']}", markup=False, highlight=False)
+        console.print(f"    — {item['kind']} {item['ref']} ({item['realm']}{when}; "
+                      f"{item['reason']})", markup=False, highlight=False, style="dim")  # fmt: skip
+    if not data["items"]:
+        console.print("nothing recalled for that query")
+    more = f"; {len(data['omitted'])} more left out" if data["omitted"] else ""
+    console.print(f"[dim]{data['used']} of {data['budget']} characters{more}[/dim]")
 
 
 def _lanes_text(hit: dict[str, Any]) -> str:

@@ -183,6 +183,20 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
                                     default_realm=DEFAULT_REALM, limit=limit, strategy=strategy,
                                     settings=gate))  # fmt: skip
 
+    def reconstruct(
+        query: Annotated[str, Field(description="What you want to know, in plain words.")],
+        realm: Realm = None,
+        limit: Annotated[int, Field(description="At most this many records")] = 10,
+        budget: Annotated[int, Field(description="Characters of quotes, 100-100000")] = 2000,
+        strategy: Annotated[str, Field(description=" | ".join(PRESETS))] = "hybrid",
+        agent_id: Text = None, channel: Text = None, session: Text = None,
+        trace: Annotated[bool, Field(description="Add the trace (ids and scores)")] = False,
+    ) -> CallToolResult:  # fmt: skip
+        """The answer as items that quote the stored records behind them (kind, ref, time,
+        why recalled), within a character budget; omitted lists what did not fit.
+        confidence.words says whether the store knows this."""
+        return forward("reconstruct", locals())
+
     def forget(id: Id) -> CallToolResult:
         """Forget a memory (soft delete; it can be restored from the CLI)."""
         return forward("forget", locals())
@@ -213,7 +227,7 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         """Import JSONL; bad lines are reported and skipped, existing ids are kept."""
         return forward("import_memories", locals())
 
-    for fn in (recall, memory_status, export_memories):
+    for fn in (recall, reconstruct, memory_status, export_memories):
         server.offer(fn, reads)
     for fn in (remember, strengthen, weaken, import_memories):
         server.offer(fn, writes)

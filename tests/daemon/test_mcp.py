@@ -17,8 +17,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-TOOLS = {"remember", "recall", "forget", "strengthen", "weaken", "memory_status",
-         "export_memories", "import_memories"}  # fmt: skip
+TOOLS = {"remember", "recall", "reconstruct", "forget", "strengthen", "weaken",
+         "memory_status", "export_memories", "import_memories"}  # fmt: skip
 STOP_TIMEOUT_S = 30.0
 #: Generous: the first call waits for the daemon the MCP server starts (it loads the model).
 CALL_TIMEOUT_S = 120.0
@@ -95,6 +95,12 @@ def test_tools_forward_to_a_daemon_the_server_starts(home: Path, daemons: list[i
                                            "strategy": "keyword"})  # fmt: skip
         assert keyword["strategy"] == "keyword"
         assert [hit["id"] for hit in keyword["hits"]] == [done["id"]]
+        rebuilt, failed = await call("reconstruct", {"query": "why SQLite WAL?", "realm": "demo",
+                                                     "budget": 100, "trace": True})  # fmt: skip
+        assert rebuilt["ok"] and not failed, rebuilt
+        assert rebuilt["items"][0]["ref"] == done["id"]
+        assert rebuilt["items"][0]["quote"].startswith("We chose SQLite WAL")
+        assert rebuilt["trace"]["recall"]["trace_version"] == 1
 
         stronger, _ = await call("strengthen", {"id": done["id"]})
         assert stronger == {"ok": True, "id": done["id"]}

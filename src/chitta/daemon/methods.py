@@ -16,6 +16,7 @@ from typing import Any
 
 from chitta.api import Chitta
 from chitta.errors import BadArgument
+from chitta.recall.reconstruct import DEFAULT_BUDGET
 from chitta.store.records import Source
 
 Params = Mapping[str, Any]
@@ -98,6 +99,18 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
     return {"ok": True, **result_to_dict(result)}
 
 
+def _reconstruct(chitta: Chitta, p: Params) -> dict[str, Any]:
+    from chitta.cli_format import reconstruction_to_dict
+
+    rec = chitta.reconstruct(
+        p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
+        limit=p.get("limit", 10), budget=p.get("budget", DEFAULT_BUDGET),
+        strategy=p.get("strategy", "hybrid"), session=p.get("session"),
+        trace=p.get("trace", False),
+    )  # fmt: skip
+    return {"ok": True, **reconstruction_to_dict(rec)}
+
+
 def _one_id(action: Callable[[Chitta, str], object]) -> Callable[[Chitta, Params], dict]:
     def run(chitta: Chitta, p: Params) -> dict[str, Any]:
         action(chitta, p["id"])
@@ -170,6 +183,20 @@ METHODS: Mapping[str, Method] = {
             },
             writes=False,
         ),  # fmt: skip
+        Method(
+            "reconstruct",
+            _reconstruct,
+            {
+                "query": Param((str,), required=True),
+                **_SCOPE,
+                "limit": Param((int,)),
+                "budget": Param((int,)),
+                "strategy": _TEXT,
+                "session": _OPTIONAL_TEXT,
+                "trace": _FLAG,
+            },
+            writes=False,
+        ),
         Method("forget", _one_id(Chitta.forget), _ID, writes=True),
         Method("strengthen", _one_id(Chitta.strengthen), _ID, writes=True),
         Method("weaken", _one_id(Chitta.weaken), _ID, writes=True),
