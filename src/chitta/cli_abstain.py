@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from chitta.cli_bench import APPEND_DOCS_OPTION, DATA_OPTION, _command_line, _fail, bench
+from chitta.cli_bench import (
+    APPEND_DOCS_OPTION,
+    DATA_OPTION,
+    _command_line,
+    _fail,
+    bench,
+    write_results,
+)
 from chitta.errors import BadArgument, ChittaError
 
 
@@ -141,14 +148,7 @@ def _abstain(
     record["held_out"] = ab.measure(held, fit, gold_of)
     record["held_out_default_fit"] = ab.measure(held, calib.DEFAULT, gold_of)
     record["fitting_set"] = ab.measure(fitting, fit, gold_of)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    table = markdown(record)
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
-    if append_docs is not None:
-        with append_docs.open("a", encoding="utf-8") as fh:
-            fh.write("\n" + table)
-    click.echo(table)
+    write_results(record, out, markdown(record), append_docs)
     console.print(f"wrote {out} and {out.with_suffix('.md')}")
 
 

@@ -38,6 +38,20 @@ APPEND_DOCS_OPTION = click.option(
 )
 
 
+def write_results(record: dict, out: Path, table: str, append_docs: Path | None) -> None:
+    """A benchmark's results JSON at ``out``, its Markdown table beside it (``.md``) and,
+    with ``append_docs``, appended to that file; the table is echoed."""
+    import json
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    if append_docs is not None:
+        with append_docs.open("a", encoding="utf-8") as fh:
+            fh.write("\n" + table)
+    click.echo(table)
+
+
 def _fail(exc: ChittaError) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(exc.exit_code)

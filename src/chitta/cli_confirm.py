@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from chitta.cli_bench import APPEND_DOCS_OPTION, DATA_OPTION, _command_line, _fail, bench
+from chitta.cli_bench import (
+    APPEND_DOCS_OPTION,
+    DATA_OPTION,
+    _command_line,
+    _fail,
+    bench,
+    write_results,
+)
 from chitta.errors import BadArgument, ChittaError
 
 
@@ -85,14 +92,7 @@ def _confirm(
             "from_traces": str(from_traces or ""),
         },
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    table = markdown(record)
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
-    if append_docs is not None:
-        with append_docs.open("a", encoding="utf-8") as fh:
-            fh.write("\n" + table)
-    click.echo(table)
+    write_results(record, out, markdown(record), append_docs)
 
 
 def _recall_all(data, conversations, strategy, ablate, limit, save_traces):
