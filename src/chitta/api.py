@@ -22,6 +22,7 @@ from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument
 from chitta.recall import calibration as calib
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
+from chitta.recall.cued import apply_cue
 from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import RecallResult, recall
@@ -30,6 +31,7 @@ from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
+from chitta.recall.time_cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
 from chitta.store import migrations
 from chitta.store.access import AccessRecord
@@ -375,6 +377,7 @@ class Chitta:
         rerank: bool = True,
         record: bool = True,
         trace: bool = False,
+        time_cue: object = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -386,9 +389,13 @@ class Chitta:
         ``record=False`` leaves nothing in the store's access history or the session (a
         measurement, such as `chitta calibrate`, must not teach the store its answers).
         ``trace=True`` adds the trace v1 record (recall/trace.py) and changes nothing else.
+        ``time_cue`` says roughly when (seed 002 §2, docs/time-cue.md): a cue that cannot be
+        read is refused; a usable one moves returned rows a bounded number of places and adds
+        at most L seats after the count (recall/cued.py).
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
+        cue = None if time_cue is None else parse_time_cue(time_cue)
         config = preset(strategy)
         if fusion is not None:
             config = replace(config, fusion=fusion)
@@ -416,15 +423,20 @@ class Chitta:
             scoring=self.scoring,
             now_ms=now,
             calibration=self.calibration,
+            time_cue=cue,
+            cue_time_limit_ms=self.switches.cue_time_limit_ms,
         )
         if reranker is not None:
             result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)
+        if cue is not None:  # after the count and the reranker (seed 002 §2.9)
+            result = apply_cue(result, self.store, include_superseded=include_superseded)
         if trace:
             request = {"limit": limit, "depth": config.depth(limit), "strategy": strategy,
                        "fusion": config.fusion, "lanes": dict(config.lane_weights),
                        "include_superseded": include_superseded, "cross_realm": cross_realm,
                        "disable_hdc": disable_hdc, "session": name is not None,
-                       "rerank": reranker is not None, "time_cue": None}  # fmt: skip
+                       "rerank": reranker is not None,
+                       "time_cue": None if cue is None else as_given(time_cue)}  # fmt: skip
             result = replace(result, trace=self._trace(result, request, config, limit))
         if record:
             self._record_access(result, now)

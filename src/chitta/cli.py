@@ -162,6 +162,16 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
             click.echo("note: only the first 256 tokens were embedded", err=True)
 
 
+def _json_option(text: str | None, option: str) -> Any:
+    """An option's JSON value (``None`` when not given), or an error naming the option."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadArgument(f"{option} is not JSON: {exc.msg} at character {exc.pos}") from None
+
+
 @main.command()
 @click.argument("query")
 @click.option("--realm", "-r", help="Realm to search (default: default).")
@@ -186,6 +196,8 @@ def remember(ctx: click.Context, content: str, as_json: bool, **opts: Any) -> No
                    "and scores, no text); printed as JSON.")  # fmt: skip
 @click.option("--no-rerank", "rerank", flag_value=False, default=True,
               help="Skip the cross-encoder stage (if one is set up).")  # fmt: skip
+@click.option("--time-cue", help='Roughly when, as JSON: \'{"after": "2026-08-01", "before": '
+              '"2026-08-31", "confidence": "likely"}\' (docs/time-cue.md).')  # fmt: skip
 @JSON_OPT
 @click.pass_context
 def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:
@@ -195,6 +207,7 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
 
     with _errors(as_json):
         lanes = [x.strip() for x in ablate.split(",") if x.strip()] if ablate else []
+        opts["time_cue"] = _json_option(opts["time_cue"], "--time-cue")
         client = _daemon(ctx)
         if client is not None:
             with client:

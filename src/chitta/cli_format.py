@@ -22,8 +22,13 @@ PROGRESS_MIN_BYTES = 1 << 20
 
 
 def result_to_dict(result: RecallResult) -> dict[str, Any]:
-    """The JSON shape of a recall: hits with their lanes, ranks, raw scores and shares."""
+    """The JSON shape of a recall: hits with their lanes, ranks, raw scores and shares.
+
+    With a time cue that searched, each hit also carries ``match_reason`` (its ``cue_rank``;
+    a seat's ``signal`` and ``admission`` too) and the reply a ``time_cue`` block
+    (docs/time-cue.md); without a cue the shape is unchanged."""
     hits = []
+    reasons = match_reasons(result)
     for rank, hit in enumerate(result.hits, start=1):
         memory = memory_to_dict(hit.memory)
         memory.pop("type")
@@ -51,6 +56,10 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
                 **memory,
             }
         )
+        if reasons is not None:
+            hits[-1]["match_reason"] = reasons[hit.memory.id]
+            if "admission" in reasons[hit.memory.id]:
+                hits[-1]["reason"] = "cue"  # a seat: admitted by the cue's reservation
     s = result.scope
     corrections = []
     for match in result.corrections:
@@ -77,6 +86,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     }
     if result.rerank is not None:  # only with a reranker configured (recall/rerank.py)
         out["rerank"] = result.rerank.as_dict()
+    if result.cue is not None:  # only with a time cue (recall/cued.py)
+        out["time_cue"] = result.cue.report.as_dict()
     if result.trace is not None:  # only when asked for: without it the reply is unchanged
         out["trace"] = dict(result.trace)
     return out
@@ -115,12 +126,37 @@ def print_reconstruction(data: dict[str, Any]) -> None:
     console.print(f"[dim]{data['used']} of {data['budget']} characters{more}[/dim]")
 
 
+def match_reasons(result: RecallResult) -> dict[str, dict[str, Any]] | None:
+    """Per returned id, what the time cue says of it (seed 002 §2.4, §2.7): ``cue_rank`` for a
+    row the cue arm ranked, ``signal`` and ``admission`` for a seat; ``None`` when no cue
+    searched (then the hits carry no ``match_reason``)."""
+    run = result.cue
+    if run is None or not run.applied:
+        return None
+    ranks, seated = run.ranks, set(run.seated)
+    out: dict[str, dict[str, Any]] = {}
+    for hit in result.hits:
+        i = hit.memory.id
+        reason: dict[str, Any] = {}
+        if i in seated:
+            reason = {"signal": "cue", "admission": "reservation"}
+        if i in ranks:
+            reason["cue_rank"] = ranks[i]
+        out[i] = reason
+    return out
+
+
 def _lanes_text(hit: dict[str, Any]) -> str:
     # A cross-realm hit names the realm it came from: xr@<realm>.
-    return " ".join(
+    text = " ".join(
         f"{name}{'@' + hit['realm'] if name == 'xr' else ''}#{h['rank']}:{h['raw']:.2f}"
         for name, h in hit["lanes"].items()
     )
+    reason = hit.get("match_reason") or {}
+    if "cue_rank" in reason:  # a time cue ranked it; a seat says so
+        seat = "seat " if "admission" in reason else ""
+        text = f"{text} {seat}cue#{reason['cue_rank']}".strip()
+    return text
 
 
 def _clip(text: str) -> str:
@@ -157,6 +193,8 @@ def print_hits(data: dict[str, Any]) -> None:
         f"({dropped or 'none dropped'}), strategy {data['strategy']}, "
         f"lanes {'+'.join(data['lanes_run'])}, {data['timing_ms'].get('total', 0):.1f} ms[/dim]"
     )
+    if cue := data.get("time_cue"):
+        console.print(_cue_text(cue), style="dim", markup=False, highlight=False)
     if rerank := data.get("rerank"):
         line = (
             f"reranked by {rerank['model']} over {rerank['candidates']} candidates"
@@ -164,6 +202,21 @@ def print_hits(data: dict[str, Any]) -> None:
             else f"not reranked, fused order: {rerank['fallback']}"
         )
         console.print(line, style="dim", markup=False, highlight=False)
+
+
+def _cue_text(cue: dict[str, Any]) -> str:
+    """One line on what the time cue did (the reply's ``time_cue`` block)."""
+    period = cue.get("period") or {}
+    where = f"{period.get('after')} to {period.get('before')}" if period else "no period"
+    if cue.get("ignored"):
+        return f"time cue not used ({cue['ignored']}): {where}"
+    line = (f"time cue {cue['confidence']} ({cue['policy']}) searched {where}: "
+            f"{cue['moved']} moved, {cue['seats']} seated")  # fmt: skip
+    if cue.get("revised"):
+        line += ", after one revision"
+    if cue.get("stopped"):
+        line += f", stopped ({cue['stopped']})"
+    return line
 
 
 @contextmanager

@@ -74,6 +74,9 @@ class RecallSwitches:
     admit_debug: bool = False  # CHITTA_ADMIT_DEBUG=1: one line per candidate to stderr
     #: CHITTA_REPLICATION_MAX: overrides scoring.json's replication cap (0 = off).
     replication_max: float | None = None
+    #: CHITTA_RECALL_CUE_TIME_LIMIT_MS: a time cue's revision runs only this soon after the
+    #: recall started (seed 002 §2.7; recall/time_cue.py's CUE_TIME_LIMIT_MS).
+    cue_time_limit_ms: int = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,8 @@ class RerankSettings:
         return self.onnx_dir is not None or self.model_dir is not None
 
 
+#: The range of CHITTA_RECALL_CUE_TIME_LIMIT_MS (inclusive); 0 never revises.
+CUE_TIME_LIMIT_RANGE = (0, 60_000)
 #: Ranges of the rerank numbers (inclusive). 512 tokens is BERT's position limit.
 RERANK_THREADS_RANGE = (1, 256)
 RERANK_MAX_LEN_RANGE = (8, 512)
@@ -198,6 +203,9 @@ def _recall_switches(environ: Mapping[str, str]) -> RecallSwitches:
         profile=_flag(environ, "RECALL_PROFILE"),
         admit_debug=_flag(environ, "ADMIT_DEBUG"),
         replication_max=replication,
+        cue_time_limit_ms=_bounded_int(
+            environ, "RECALL_CUE_TIME_LIMIT_MS", 1000, CUE_TIME_LIMIT_RANGE
+        ),
     )
 
 

@@ -37,6 +37,12 @@ Result = dict[str, Any]
 Text = Annotated[str | None, Field(description="optional")]
 Realm = Annotated[str | None, Field(description="The project (default: default).")]
 Id = Annotated[str, Field(description="A memory id, as remember or recall returned it.")]
+TIME_CUE_HELP = (
+    "Only when the request itself names a time: roughly when it happened, e.g. "
+    '{"after": "2026-08-01", "before": "2026-08-31", "confidence": "likely"} or '
+    '{"ago": {"unit": "weeks", "value": 3}, "confidence": "sure"} (confidence: sure, likely, '
+    "vague). Moves rows from that period up a few places and adds up to 3; never removes one."
+)
 
 
 class Forwarder:
@@ -171,6 +177,7 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         = True,
         trace: Annotated[bool, Field(description="Add the recall trace (ids and scores)")]
         = False,
+        time_cue: Annotated[dict[str, Any] | None, Field(description=TIME_CUE_HELP)] = None,
     ) -> CallToolResult:  # fmt: skip
         """Find the memories that best answer a query, ranked, with the lanes that found
         them. confidence.words says whether the store knows this (KNOWN) or probably not

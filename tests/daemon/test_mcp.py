@@ -121,12 +121,15 @@ def test_bad_arguments_give_ok_false_naming_them(home: Path, daemons: list[int])
         status, _ = await call("memory_status", None)
         daemons.append(status["daemon"]["pid"])
 
+        no_confidence = {"query": "x", "time_cue": {"ago": "long_ago"}}
         cases = [
             ("recall", {"query": ""}, "bad_argument", "query"),
             ("recall", {"query": "x", "strategy": "nope"}, "bad_argument", "strategy"),
             ("recall", {"query": "x", "limit": "many"}, "bad_argument", "limit"),
             ("recall", {"query": "x", "stratgy": "keyword"}, "bad_argument", "stratgy"),
             ("recall", {}, "bad_argument", "query"),
+            ("recall", no_confidence, "bad_argument", "time_cue.confidence"),
+            ("recall", {"query": "x", "time_cue": "last week"}, "bad_argument", "time_cue"),
             ("remember", {"content": "short"}, "content_too_short", "10"),
             ("forget", {"id": "01NOSUCHMEMORY"}, "memory_not_found", "01NOSUCHMEMORY"),
         ]

@@ -42,6 +42,7 @@ _TEXT = Param((str,))
 _OPTIONAL_TEXT = Param((str, type(None)))
 _FLAG = Param((bool,))
 _LIST = Param((list,))
+_OPTIONAL_OBJECT = Param((dict, type(None)))
 
 
 def check_params(method: Method, params: Params) -> None:
@@ -66,7 +67,7 @@ def check_params(method: Method, params: Params) -> None:
 
 def _kinds(spec: Param) -> str:
     names = {str: "text", int: "a number", float: "a number", bool: "true or false",
-             list: "a list", type(None): "null"}  # fmt: skip
+             list: "a list", dict: "an object", type(None): "null"}  # fmt: skip
     return " or ".join(dict.fromkeys(names[t] for t in spec.types))
 
 
@@ -95,6 +96,7 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
         include_superseded=p.get("include_superseded", False), fusion=p.get("fusion"),
         cross_realm=p.get("cross_realm", False), disable_hdc=p.get("disable_hdc", False),
         session=p.get("session"), rerank=p.get("rerank", True), trace=p.get("trace", False),
+        time_cue=p.get("time_cue"),
     )  # fmt: skip
     return {"ok": True, **result_to_dict(result)}
 
@@ -180,6 +182,7 @@ METHODS: Mapping[str, Method] = {
                 "session": _OPTIONAL_TEXT,
                 "rerank": _FLAG,
                 "trace": _FLAG,
+                "time_cue": _OPTIONAL_OBJECT,
             },
             writes=False,
         ),  # fmt: skip

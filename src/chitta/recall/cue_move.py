@@ -44,13 +44,20 @@ def merge_cue_lists(lists: Iterable[Sequence[str]], *, depth: int = CUE_DEPTH) -
     first ``depth`` distinct ids. Ties break by best single rank, then by id
     (:func:`chitta.recall.fusion.rrf`). Every id of every cut list is kept.
     """
+    return [i for i, _ in merge_cue_scores(lists, depth=depth)]
+
+
+def merge_cue_scores(
+    lists: Iterable[Sequence[str]], *, depth: int = CUE_DEPTH
+) -> list[tuple[str, float]]:
+    """:func:`merge_cue_lists` with each id's reciprocal-rank score (for the trace's ``raw``)."""
     if depth < 1:
         raise ValueError("the cue arm's depth must be at least 1")
     rankings: dict[str, list[tuple[str, float]]] = {}
     for n, ids in enumerate(lists):
         distinct = list(dict.fromkeys(ids))[:depth]
         rankings[str(n)] = [(i, 0.0) for i in distinct]
-    return [f.id for f in rrf(rankings, k=RRF_K)]
+    return [(f.id, f.score) for f in rrf(rankings, k=RRF_K)]
 
 
 def cue_ranks(ranking: Sequence[str]) -> dict[str, int]:

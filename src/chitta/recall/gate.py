@@ -266,7 +266,9 @@ def gate_reply(
     if not reply.get("ok") or not isinstance(reply.get("hits"), list):
         return reply
     band, calibrated, raw = read_reply_band(reply)
-    relax = raw is not None and relaxed(realm, default_realm, len(reply["hits"]), limit, raw,
+    # The page the count returned: a time cue's seats (seed 002 §2.4) do not make it longer.
+    page = sum(1 for hit in reply["hits"] if not _seated(hit))
+    relax = raw is not None and relaxed(realm, default_realm, page, limit, raw,
                                         settings)  # fmt: skip
     view = GateView(settings, read_reply_turn(reply), band, calibrated, relax=relax)
     kept, dropped = [], {}
@@ -279,3 +281,9 @@ def gate_reply(
             dropped[verdict.reason] = dropped.get(verdict.reason, 0) + 1
     gate = {"band": view.band, "relaxed": relax, "silence": settings.silence, "dropped": dropped}
     return {**reply, "hits": kept, "gate": gate}
+
+
+def _seated(hit: Mapping[str, Any]) -> bool:
+    """Whether a reply's row holds a time cue's seat (``match_reason.admission``)."""
+    reason = hit.get("match_reason")
+    return isinstance(reason, Mapping) and reason.get("admission") == "reservation"

@@ -16,6 +16,7 @@ from chitta.errors import BadArgument
 from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
 from chitta.recall.calibration import Calibration, Confidence, confidence, max_relevance
 from chitta.recall.config import MAX_LIMIT, RecallConfig
+from chitta.recall.cue_arm import CueRun, run_cue
 from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
 from chitta.recall.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
@@ -27,6 +28,7 @@ from chitta.recall.rerank import RerankInfo
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
+from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
@@ -92,13 +94,15 @@ class RecallResult:
     trace: Mapping[str, Any] | None = None
     #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
     rerank: RerankInfo | None = None
+    #: What the time cue did (recall/cue_arm.py, recall/cued.py); None: no cue was given.
+    cue: CueRun | None = None
 
     @property
     def dropped(self) -> dict[str, int]:
         """Candidates not returned, counted by cause."""
         counts: dict[str, int] = {}
         for d in self.decisions:
-            if d.outcome != "admitted":
+            if d.outcome not in ("admitted", "seated"):  # seated: returned by a cue seat
                 counts[d.outcome] = counts.get(d.outcome, 0) + 1
         return counts
 
@@ -116,6 +120,8 @@ def recall(
     scoring: ScoringConfig = DEFAULT_SCORING,
     now_ms: int | None = None,
     calibration: Calibration = DEFAULT_CALIBRATION,
+    time_cue: TimeCue | None = None,
+    cue_time_limit_ms: int = CUE_TIME_LIMIT_MS,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
@@ -123,6 +129,9 @@ def recall(
     is what the asking agent session did lately, for the ``ctx`` lane's priming. ``scoring``
     weighs the scoring stage; ``now_ms`` is the time its recency factor is taken at.
     ``calibration`` turns the maximum relevance into the result's ``confidence``.
+    ``time_cue`` runs the cue arm beside the lanes (seed 002 §2; its revision only within
+    ``cue_time_limit_ms`` of the start); it changes nothing here: what it does to the answer
+    comes after the count (recall/cued.py).
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -195,6 +204,13 @@ def recall(
         t = time.perf_counter()
         corrections = lookup_corrections(store, query, scope)
         timing["corr"] = _ms_since(t)
+    cue = None
+    if time_cue is not None:
+        t = time.perf_counter()
+        cue = run_cue(store, time_cue, scope=scope, terms=ctx.terms, vector=ctx.query_vector,
+                      now_ms=now, include_superseded=include_superseded, started=start,
+                      limit_ms=cue_time_limit_ms)  # fmt: skip
+        timing["cue"] = _ms_since(t)
     timing["total"] = _ms_since(start)
     return RecallResult(
         query=query,
@@ -211,6 +227,7 @@ def recall(
         turn=turn,
         kw_ceiling=ceiling,
         shared=MappingProxyType(shared),
+        cue=cue,
     )
 
 

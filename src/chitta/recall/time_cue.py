@@ -156,6 +156,33 @@ def parse_time_cue(obj: object) -> TimeCue:
     return TimeCue(confidence, after_ms=after_ms, before_ms=before_ms)
 
 
+def as_given(obj: object) -> dict[str, Any]:
+    """A read cue as the caller gave it, in plain JSON (for the trace's ``request``): a
+    mapping as it came, dates as ISO text; a :class:`TimeCue` in the cue's own words."""
+    if isinstance(obj, TimeCue):
+        if obj.long_ago:
+            return {"ago": LONG_AGO, "confidence": obj.confidence}
+        if obj.unit is not None:
+            return {"ago": {"unit": obj.unit, "value": obj.value}, "confidence": obj.confidence}
+        out: dict[str, Any] = {"confidence": obj.confidence}
+        if obj.after_ms is not None:
+            out["after"] = format_time(obj.after_ms)
+        if obj.before_ms is not None:
+            out["before"] = format_time(obj.before_ms)
+        return out
+    if not isinstance(obj, Mapping):
+        raise BadArgument(f"time_cue must be an object, got {type(obj).__name__}")
+    return {str(k): _plain(v) for k, v in obj.items()}
+
+
+def _plain(value: object) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, date):  # a datetime is a date too
+        return value.isoformat()
+    return value
+
+
 def _confidence(obj: Mapping[Any, Any]) -> Confidence:
     if "confidence" not in obj:
         raise BadArgument("time_cue.confidence is required: sure, likely or vague")

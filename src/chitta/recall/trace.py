@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from chitta.recall.calibration import Calibration
 from chitta.recall.coverage import safe_ledger
 from chitta.recall.gate import GateSettings, GateView, normalised_bm25
+from chitta.recall.time_cue import POLICY as CUED
 
 if TYPE_CHECKING:
     from chitta.recall.pipeline import RecallResult
@@ -56,7 +57,10 @@ def build_trace(
     scope = result.scope
     trace: dict[str, Any] = {
         "trace_version": TRACE_VERSION,
-        "policy": {"scoring": scoring_version, "process": SINGLE_PASS},
+        "policy": {
+            "scoring": scoring_version,
+            "process": SINGLE_PASS if result.cue is None else CUED,
+        },
         "server_version": server_version,
         "scope": {"realm": scope.realm, "agent_id": scope.agent_id, "channel": scope.channel},
         "request": dict(request),
@@ -78,11 +82,16 @@ def build_trace(
         "gate": gate_record(result, calibration, gate),
         "autocut": {"enabled": False, "fired": False},
         "order": order_record(result),
-        "reservation": [],
+        "reservation": reservation(result),
         "stages": stages(result),
         "suspected": suspected(result),
         "coverage": coverage,
     }
+    if result.cue is not None:  # seed 002 §2.7, §2.8: what the cue did, and if it was not used
+        trace["time_cue"] = result.cue.report.as_dict()
+        if result.cue.plan.ignored is not None:
+            trace["cue_ignored"] = {"reason": result.cue.plan.ignored,
+                                    "period": _period(result.cue.plan.period)}  # fmt: skip
     timing = dict(result.timing_ms)
     timing["coverage"] = coverage_ms
     timing["trace"] = round((time.perf_counter() - start) * 1000, 3)
@@ -98,6 +107,9 @@ def arms(result: RecallResult) -> dict[str, list[dict[str, Any]]]:
             out.setdefault(lane, []).append({"ref": d.id, "rank": hit.rank, "raw": _r(hit.raw)})
     for rows in out.values():
         rows.sort(key=lambda row: row["rank"])
+    if result.cue is not None and result.cue.used:  # the cue arm: its last search's ranking
+        out["cue"] = [{"ref": i, "rank": n, "raw": _r(raw)}
+                      for n, (i, raw) in enumerate(result.cue.searches[-1].ranking, 1)]  # fmt: skip
     return out
 
 
@@ -118,6 +130,13 @@ def gate_record(result: RecallResult, fit: Calibration, settings: GateSettings) 
             verdict = view.verdict("hyb", row)
             decisions.append({"ref": d.id, "decision": "admitted" if verdict.admitted
                               else "dropped", "reason": verdict.reason})  # fmt: skip
+    decided = {d.id for d in result.decisions}
+    for i in returned:  # a cue seat no lane reached is judged as the other returned rows
+        if i not in decided:
+            row = {"shared": result.shared.get(i, ()), "kw_norm": None}
+            verdict = view.verdict("hyb", row)
+            decisions.append({"ref": i, "decision": "admitted" if verdict.admitted
+                              else "dropped", "reason": verdict.reason})  # fmt: skip
     return {
         "signal": None if conf is None else _r(conf.calibrated),
         "raw": None if conf is None else _r(conf.raw),
@@ -133,19 +152,57 @@ def gate_record(result: RecallResult, fit: Calibration, settings: GateSettings) 
 
 def order_record(result: RecallResult) -> dict[str, Any]:
     """The final order before the count cut (the ranked pool, best first; the reranked
-    order when the reranker ran) and the refs the count cut dropped."""
+    order when the reranker ran) and the refs the count cut dropped. With a time cue,
+    ``returned`` is the answer after the move, seats last; ``before_cut`` and ``cut`` are
+    the count's (a seat the count had cut is in ``cut`` and in the trace's reservation)."""
     returned = [h.memory.id for h in result.hits]
-    rest = [d.id for d in result.decisions if d.final is not None and d.id not in set(returned)]
-    cut = [d.id for d in result.decisions if d.outcome in COUNT_CUT and d.final is not None]
-    return {"before_cut": returned + rest, "returned": returned, "cut": cut}
+    counted = list(result.cue.counted) if result.cue and result.cue.applied else returned
+    rest = [d.id for d in result.decisions if d.final is not None and d.id not in set(counted)]
+    cut = [d.id for d in result.decisions
+           if d.outcome in COUNT_CUT | {"seated"} and d.final is not None]  # fmt: skip
+    return {"before_cut": counted + rest, "returned": returned, "cut": cut}
+
+
+def reservation(result: RecallResult) -> list[dict[str, Any]]:
+    """The rows admitted by a held seat: the time cue's (seed 002 §2.4), in cue-arm order,
+    each with its cue rank and what became of it before (``was``: its outcome, or ``None``
+    when no lane reached it)."""
+    run = result.cue
+    if run is None or not run.applied:
+        return []
+    ranks = run.ranks
+    return [{"ref": i, "signal": "cue", "cue_rank": ranks[i], "was": was}
+            for i, was in zip(run.seated, run.seat_was, strict=True)]  # fmt: skip
 
 
 def stages(result: RecallResult) -> list[dict[str, Any]]:
-    """One entry per stage of the loop: v0 without a cue is one pass (and the reranker)."""
+    """One entry per stage of the loop: v0 without a cue is one pass (and the reranker);
+    with one, the cue arm's search and, when it found nothing, its revision (§2.5)."""
     # Without a cue there is no second stage to start: ``next`` is None.
-    out: list[dict[str, Any]] = [
-        {"stage": "single-pass", "searched": list(result.lanes_run), "next": None},
-    ]
+    run = result.cue
+    first: dict[str, Any] = {"stage": "single-pass", "searched": list(result.lanes_run),
+                             "next": None}  # fmt: skip
+    out = [first]
+    if run is not None and run.used:
+        first |= {"next": "cue", "why": "a time cue was given"}
+        for n, search in enumerate(run.searches):
+            entry: dict[str, Any] = {
+                "stage": "cue" if n == 0 else "cue-revision",
+                "searched": {"arm": "cue", "confidence": search.stage.confidence,
+                             "period": _period(search.stage.period), "bound": search.stage.bound},
+                "found": len(search.ranking), "vector": search.vector, "keyword": search.keyword,
+                "next": None,
+            }  # fmt: skip
+            if n + 1 < len(run.searches):
+                entry |= {
+                    "next": "cue-revision",
+                    "why": "the period held nothing: widened by one confidence step",
+                }
+            elif not search.ranking and run.stopped is not None:
+                entry["stopped"] = run.stopped
+            out.append(entry)
+    elif run is not None:
+        first["cue"] = "ignored" if run.plan.ignored else "no period: the scope holds nothing"
     if result.rerank is not None:
         out.append({"stage": "rerank", "applied": result.rerank.applied,
                     "fallback": result.rerank.fallback})  # fmt: skip
@@ -153,11 +210,27 @@ def stages(result: RecallResult) -> list[dict[str, Any]]:
 
 
 def suspected(result: RecallResult) -> list[dict[str, Any]]:
-    """What the pass can see went wrong without knowing the answer: no arm found anything."""
-    if result.decisions:
-        return []
-    return [{"code": "CANDIDATE_MISS", "stage": "single-pass",
-             "symptom": "no lane found a candidate", "action": "none"}]  # fmt: skip
+    """What the pass can see went wrong without knowing the answer: no arm found anything,
+    or the time cue's period held nothing (with what the loop did about it)."""
+    out: list[dict[str, Any]] = []
+    if not result.decisions:
+        out.append({"code": "CANDIDATE_MISS", "stage": "single-pass",
+                    "symptom": "no lane found a candidate", "action": "none"})  # fmt: skip
+    searches = result.cue.searches if result.cue is not None else ()
+    stopped = result.cue.stopped if result.cue is not None else None
+    for n, search in enumerate(searches):
+        if search.ranking:
+            continue
+        last = n + 1 == len(searches)
+        action = "widened" if not last else f"stopped: {stopped or 'no further stage'}"
+        out.append({"code": "CANDIDATE_MISS", "stage": "cue" if n == 0 else "cue-revision",
+                    "symptom": "the time cue's period held no candidate",
+                    "action": action})  # fmt: skip
+    return out
+
+
+def _period(period: Any) -> dict[str, Any] | None:
+    return None if period is None else period.as_dict()
 
 
 def _kw_norm(result: RecallResult, memory_id: str) -> float | None:

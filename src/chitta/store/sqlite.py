@@ -119,6 +119,20 @@ def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[str]]:
     return " AND ".join(sql), params
 
 
+#: A memory's time: when it happened, else when it was stored (seed 002 §2.7).
+_TIME = "coalesce(m.event_time, m.created_at)"
+
+
+def _period_sql(start_ms: int, end_ms: int, include_superseded: bool) -> tuple[str, list[int]]:
+    """A condition (and its parameters) on ``memories m`` left-joined with ``episodes e``: the
+    memory's time or its episode's start lies in ``[start_ms, end_ms)``, and it is not
+    superseded unless ``include_superseded``."""
+    sql = f"(({_TIME} >= ? AND {_TIME} < ?) OR (e.started_at >= ? AND e.started_at < ?))"
+    if not include_superseded:
+        sql = f"({sql} AND m.superseded_by IS NULL)"
+    return sql, [start_ms, end_ms, start_ms, end_ms]
+
+
 T = TypeVar("T")
 
 
@@ -730,6 +744,92 @@ class Store:
             )
         # FTS5's bm25() is negated so that ascending order is best first; flip it back.
         return [(r[0], -float(r[1])) for r in kept[:limit]]
+
+    # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
+
+    def scope_oldest(self, scope: Scope) -> int | None:
+        """When the scope's oldest live record happened: the earliest memory time (its
+        ``event_time``, else ``created_at``) or start of an episode holding one of its live
+        memories; ``None`` when the scope holds nothing."""
+        where, params = _scope_sql(scope, "m")
+        own = self._query(
+            f"SELECT min({_TIME}) FROM memories m WHERE {where} AND m.deleted_at IS NULL", params
+        )[0][0]
+        episode = self._query(
+            "SELECT e.started_at FROM episodes e WHERE e.realm = ? AND EXISTS (SELECT 1 FROM "
+            f"memories m WHERE m.episode_id = e.id AND {where} AND m.deleted_at IS NULL) "
+            "ORDER BY e.started_at LIMIT 1",
+            (scope.realm, *params),
+        )
+        times = [t for t in (own, episode[0][0] if episode else None) if t is not None]
+        return min(times) if times else None
+
+    def period_ids(
+        self,
+        scope: Scope,
+        start_ms: int,
+        end_ms: int,
+        *,
+        include_superseded: bool,
+        among: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[str] | None:
+        """The live memories of ``scope`` in the period ``[start_ms, end_ms)``: a memory's
+        time (``event_time``, else ``created_at``) or its episode's start lies in it.
+        Superseded ones only with ``include_superseded``. Only those of ``among``, when
+        given; ``None`` when ``limit`` is given and the period holds more than that."""
+        where, params = _scope_sql(scope, "m")
+        live = "m.deleted_at IS NULL"
+        if not include_superseded:
+            live += " AND m.superseded_by IS NULL"
+        # A whole period in two parts, each with its own index: the memory's own time (a
+        # scan of the scope), and the episodes that started in it (episodes_realm, then
+        # memories_episode).
+        if among is None:
+            bound = "" if limit is None else f" LIMIT {int(limit) + 1}"
+            rows = self._query(
+                f"SELECT m.id FROM memories m WHERE {where} AND {live} AND {_TIME} >= ? AND "
+                f"{_TIME} < ? UNION ALL SELECT m.id FROM episodes e JOIN memories m ON "
+                "m.episode_id = e.id WHERE e.realm = ? AND e.started_at >= ? AND "
+                f"e.started_at < ? AND {where} AND {live}{bound}",
+                (*params, start_ms, end_ms, scope.realm, start_ms, end_ms, *params),
+            )
+            if limit is not None and len(rows) > limit:
+                return None
+            return list(dict.fromkeys(r[0] for r in rows))
+        # CROSS JOIN keeps the given ids the outer loop, each looked up by its key (the
+        # planner would otherwise scan the scope's index once per list).
+        period, times = _period_sql(start_ms, end_ms, include_superseded)
+        rows = self._query(
+            "SELECT m.id FROM json_each(?) w CROSS JOIN memories m ON m.id = w.value "
+            f"LEFT JOIN episodes e ON e.id = m.episode_id WHERE {where} AND "
+            f"m.deleted_at IS NULL AND {period}",
+            (json.dumps(list(among)), *params, *times),
+        )
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    def period_keyword_search(
+        self,
+        match: str,
+        scope: Scope,
+        start_ms: int,
+        end_ms: int,
+        limit: int,
+        *,
+        include_superseded: bool,
+    ) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` over the period's memories only (see :meth:`period_ids`)."""
+        where, params = _scope_sql(scope, "m")
+        period, times = _period_sql(start_ms, end_ms, include_superseded)
+        rows = self._query(
+            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            "LEFT JOIN episodes e ON e.id = m.episode_id "
+            f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL AND {period} "
+            "ORDER BY rank, m.rowid LIMIT ?",
+            (match, *params, *times, limit),
+        )
+        return [(r[0], -float(r[1])) for r in rows]
 
     def term_matches(
         self, terms: Sequence[str], ids: Sequence[str]

@@ -284,6 +284,19 @@ class VectorIndex:
                 sims = (self._matrix[: len(self._ids)] @ query)[rows]
             return self._top(rows, sims, k)
 
+    def search_among(
+        self, query: np.ndarray, ids: Iterable[str], k: int
+    ) -> list[tuple[str, float]]:
+        """The ``k`` nearest live vectors among ``ids`` (exact): (memory id, cosine), best
+        first. Ids without a live vector are skipped. The caller has scoped ``ids``."""
+        query = query.astype(np.float32)
+        with self._lock:
+            found = [r for i in ids if (r := self._row.get(i)) is not None and self._alive[r]]
+            if k <= 0 or not found:
+                return []
+            rows = np.unique(np.array(found, dtype=np.int64))
+            return self._top(rows, self._matrix[rows] @ query, k)
+
     def _top(self, rows: np.ndarray, sims: np.ndarray, k: int) -> list[tuple[str, float]]:
         top = np.argpartition(-sims, k - 1)[:k] if rows.size > k else np.arange(rows.size)
         top = top[np.argsort(-sims[top], kind="stable")]
