@@ -235,6 +235,8 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
               help=f"One of: {', '.join(PRESETS)}.")  # fmt: skip
 @click.option("--session", help="The asking agent session (primes the ctx lane).")
 @click.option("--trace", is_flag=True, help="Add the trace (ids and scores, no text).")
+@click.option("--time-cue", "time_cue", metavar="JSON",
+              help="Roughly when, as for recall (docs/time-cue.md).")  # fmt: skip
 @JSON_OPT
 @click.pass_context
 def reconstruct(ctx: click.Context, query: str, as_json: bool, **opts: Any) -> None:
@@ -242,6 +244,7 @@ def reconstruct(ctx: click.Context, query: str, as_json: bool, **opts: Any) -> N
     from chitta.cli_format import print_reconstruction, reconstruction_to_dict
 
     with _errors(as_json):
+        opts["time_cue"] = _json_option(opts["time_cue"], "--time-cue")
         client = _daemon(ctx)
         if client is not None:
             with client:

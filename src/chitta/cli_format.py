@@ -97,6 +97,8 @@ def reconstruction_to_dict(rec: Reconstruction) -> dict[str, Any]:
     """The JSON shape of a reconstruct: its items and, when the recall was traced, a trace
     whose ``recall`` is the recall's and whose ``coverage`` is over the records cited."""
     out = rec.as_dict()
+    if rec.recall.cue is not None:  # only with a time cue, as recall says it (docs/time-cue.md)
+        out["time_cue"] = rec.recall.cue.report.as_dict()
     if rec.recall.trace is not None:
         contents = {h.memory.id: h.memory.content for h in rec.recall.hits}
         coverage, ms = safe_ledger(

@@ -198,6 +198,7 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         strategy: Annotated[str, Field(description=" | ".join(PRESETS))] = "hybrid",
         agent_id: Text = None, channel: Text = None, session: Text = None,
         trace: Annotated[bool, Field(description="Add the trace (ids and scores)")] = False,
+        time_cue: Annotated[dict[str, Any] | None, Field(description=TIME_CUE_HELP)] = None,
     ) -> CallToolResult:  # fmt: skip
         """The answer as items that quote the stored records behind them (kind, ref, time,
         why recalled), within a character budget; omitted lists what did not fit.

@@ -121,3 +121,12 @@ def test_a_stored_fit_of_another_model_or_wrong_types_is_not_used(filled: Chitta
     with Chitta.open(settings, embedder=filled.embedder) as again:
         assert "must be text" in again.calibration.source
         assert again.recall("kafka", realm="infra").confidence is not None
+
+
+def test_forgotten_rows_still_in_the_index_do_not_break_the_bm25_scale(chitta: Chitta) -> None:
+    ids = [chitta.remember(f"Kafka broker number {n} restarted cleanly", realm="k").id
+           for n in ("one", "two", "three")]  # fmt: skip
+    for mid in ids[1:]:
+        chitta.forget(mid)
+    data = result_to_dict(chitta.recall("kafka", realm="k"))
+    assert [h["id"] for h in data["hits"]] == ids[:1] and 0 <= data["hits"][0]["kw_norm"] <= 100

@@ -74,3 +74,13 @@ def test_a_traced_reconstruct_carries_the_recall_trace_and_its_own_coverage(
     assert "Kafka" not in json.dumps(data["trace"])  # no stored text in the trace
     plain = reconstruction_to_dict(chitta.reconstruct("kafka retention policy", realm="ops"))
     assert "trace" not in plain
+
+
+def test_a_time_cue_reaches_the_recall_behind_the_items(chitta: Chitta, ids) -> None:
+    cue = {"after": "2020-01-01", "before": "2020-01-31", "confidence": "sure"}
+    data = reconstruction_to_dict(chitta.reconstruct("kafka retention", realm="ops",
+                                                     time_cue=cue))  # fmt: skip
+    assert data["time_cue"]["policy"] == "cued-v0.3"
+    assert "time_cue" not in reconstruction_to_dict(chitta.reconstruct("kafka", realm="ops"))
+    with pytest.raises(BadArgument, match="time_cue.confidence"):
+        chitta.reconstruct("kafka", realm="ops", time_cue={"after": "2020-01-01"})

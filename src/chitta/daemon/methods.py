@@ -108,7 +108,7 @@ def _reconstruct(chitta: Chitta, p: Params) -> dict[str, Any]:
         p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
         limit=p.get("limit", 10), budget=p.get("budget", DEFAULT_BUDGET),
         strategy=p.get("strategy", "hybrid"), session=p.get("session"),
-        trace=p.get("trace", False),
+        trace=p.get("trace", False), time_cue=p.get("time_cue"),
     )  # fmt: skip
     return {"ok": True, **reconstruction_to_dict(rec)}
 
@@ -197,6 +197,7 @@ METHODS: Mapping[str, Method] = {
                 "strategy": _TEXT,
                 "session": _OPTIONAL_TEXT,
                 "trace": _FLAG,
+                "time_cue": _OPTIONAL_OBJECT,
             },
             writes=False,
         ),

@@ -138,7 +138,8 @@ def bm25_ceiling(terms: Iterable[str], df: Callable[[str], int], total: int) -> 
     saturating term-frequency part (idf as FTS5 computes it, at least 1e-6)."""
     ceiling = 0.0
     for term in terms:
-        n = df(term)
+        # FTS5 still counts forgotten rows, which ``total`` does not: never more than all.
+        n = min(df(term), total)
         idf = math.log((total - n + 0.5) / (n + 0.5)) if total else 0.0
         ceiling += max(idf, 1e-6) * (BM25_K1 + 1)
     return ceiling
