@@ -124,8 +124,10 @@ def test_a_stored_fit_of_another_model_or_wrong_types_is_not_used(filled: Chitta
 
 
 def test_forgotten_rows_still_in_the_index_do_not_break_the_bm25_scale(chitta: Chitta) -> None:
-    ids = [chitta.remember(f"Kafka broker number {n} restarted cleanly", realm="k").id
-           for n in ("one", "two", "three")]  # fmt: skip
+    texts = ["Kafka brokers restarted cleanly after the patch",
+             "The kafka consumer lag alert fired twice on Sunday",
+             "Billing moved its kafka topics to the new cluster"]  # fmt: skip
+    ids = [chitta.remember(text, realm="k").id for text in texts]  # fmt: skip
     for mid in ids[1:]:
         chitta.forget(mid)
     data = result_to_dict(chitta.recall("kafka", realm="k"))
