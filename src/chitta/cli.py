@@ -24,6 +24,7 @@ from chitta.cli_bench import bench
 from chitta.cli_calibrate import calibrate
 from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli_model import model
+from chitta.cli_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
 from chitta.hooks.cli import hook, hooks
