@@ -431,13 +431,15 @@ class Chitta:
         if cue is not None:  # after the count and the reranker (seed 002 §2.9)
             result = apply_cue(result, self.store, include_superseded=include_superseded)
         if trace:
-            request = {"limit": limit, "depth": config.depth(limit), "strategy": strategy,
+            # What the pipeline ran at: 4 x limit when the reranker cuts to the limit after it.
+            ran = limit if reranker is None else fetch_limit(limit)
+            request = {"limit": limit, "depth": config.depth(ran), "strategy": strategy,
                        "fusion": config.fusion, "lanes": dict(config.lane_weights),
                        "include_superseded": include_superseded, "cross_realm": cross_realm,
                        "disable_hdc": disable_hdc, "session": name is not None,
                        "rerank": reranker is not None,
                        "time_cue": None if cue is None else as_given(time_cue)}  # fmt: skip
-            result = replace(result, trace=self._trace(result, request, config, limit))
+            result = replace(result, trace=self._trace(result, request, config, ran))
         if record:
             self._record_access(result, now)
         if name is not None and record:
@@ -482,11 +484,11 @@ class Chitta:
         items, omitted = items_within(result.hits, budget)
         return Reconstruction(tuple(items), tuple(omitted), budget, result)
 
-    def _trace(self, result: RecallResult, request: dict, config: RecallConfig, limit: int) -> dict:
+    def _trace(self, result: RecallResult, request: dict, config: RecallConfig, ran: int) -> dict:
         identity = self.embedder.identity()
         settings = {
             "embedding": {"model": identity.name, "dim": identity.dim},
-            "rrf_k": config.rrf_k, "pool": config.pool(limit), "scoring": config.scoring,
+            "rrf_k": config.rrf_k, "pool": config.pool(ran), "scoring": config.scoring,
             "inhibition": config.inhibition, "corrections": config.corrections,
             "gate": {"silence": self.gate.silence,
                      "kw_single_token_min": self.gate.kw_single_token_min},

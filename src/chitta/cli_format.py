@@ -97,6 +97,17 @@ def reconstruction_to_dict(rec: Reconstruction) -> dict[str, Any]:
     """The JSON shape of a reconstruct: its items and, when the recall was traced, a trace
     whose ``recall`` is the recall's and whose ``coverage`` is over the records cited."""
     out = rec.as_dict()
+    result = rec.recall
+    # What the admission gate needs of each item, as a recall's hits carry it (recall/gate.py).
+    hits = {h.memory.id: h for h in result.hits}
+    for item in out["items"]:
+        hit = hits[item["ref"]]
+        item["shared"] = list(result.shared.get(item["ref"], ()))
+        if "kw" in hit.lanes and result.kw_ceiling is not None:
+            item["kw_norm"] = round(normalised_bm25(hit.lanes["kw"].raw, result.kw_ceiling), 1)
+    if result.turn is not None:
+        out["turn"] = {"distinctive": list(result.turn.distinctive),
+                       "terse_negation": result.turn.terse_negation}  # fmt: skip
     if rec.recall.cue is not None:  # only with a time cue, as recall says it (docs/time-cue.md)
         out["time_cue"] = rec.recall.cue.report.as_dict()
     if rec.recall.trace is not None:

@@ -167,7 +167,8 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
     def recall(
         query: Annotated[str, Field(description="What you want to know, in plain words.")],
         realm: Realm = None,
-        limit: Annotated[int, Field(description="At most this many memories")] = 10,
+        limit: Annotated[int, Field(description="At most this many memories (a time cue "
+                                    "may add up to 3 seats)")] = 10,
         strategy: Annotated[str, Field(description=" | ".join(PRESETS))] = "hybrid",
         agent_id: Text = None, channel: Text = None, session: Text = None,
         ablate: Annotated[list[str] | None, Field(description="Lanes to switch off")] = None,
@@ -202,8 +203,15 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
     ) -> CallToolResult:  # fmt: skip
         """The answer as items that quote the stored records behind them (kind, ref, time,
         why recalled), within a character budget; omitted lists what did not fit.
-        confidence.words says whether the store knows this."""
-        return forward("reconstruct", locals())
+        confidence.words says whether the store knows this; under UNKNOWN only items
+        sharing a distinctive word with the query are kept (gate counts the rest)."""
+        values = locals()
+        reply = forwarder.call(
+            "reconstruct", **{k: values[k] for k in server.params["reconstruct"]}
+        )
+        return as_result(gate_reply(reply, realm=realm or DEFAULT_REALM,
+                                    default_realm=DEFAULT_REALM, limit=limit, strategy=strategy,
+                                    settings=gate, rows="items"))  # fmt: skip
 
     def forget(id: Id) -> CallToolResult:
         """Forget a memory (soft delete; it can be restored from the CLI)."""

@@ -66,3 +66,9 @@ def test_a_file_that_is_not_saved_traces_is_named(tmp_path: Path) -> None:
     bad.write_text('{"trace": 1}\n')
     done = _run(tmp_path, "--from-traces", str(bad), "--out", str(tmp_path / "o.json"))
     assert done.returncode == 2 and "bad.jsonl line 1 is not a saved trace" in done.stderr
+    bad.write_text('{"trace": {}, "gold_refs": ["x"], "category": 1}\n')
+    done = _run(tmp_path, "--from-traces", str(bad), "--out", str(tmp_path / "o.json"))
+    assert done.returncode == 2 and "lacks the field 'arms'" in done.stderr
+    done = _run(tmp_path, "--data", str(_dataset(tmp_path / "t.json")), "--save-traces",
+                str(tmp_path / "no" / "such" / "dir" / "t.jsonl"))  # fmt: skip
+    assert done.returncode == 2 and "cannot write the traces" in done.stderr

@@ -17,6 +17,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from chitta.daemon.client import DaemonClient, daemon_answers
+
 TOOLS = {"remember", "recall", "reconstruct", "forget", "strengthen", "weaken",
          "memory_status", "export_memories", "import_memories"}  # fmt: skip
 STOP_TIMEOUT_S = 30.0
@@ -52,11 +54,17 @@ async def in_session(home: Path, body: Callable[[ClientSession, Session], Awaita
 
 @pytest.fixture
 def daemons(home: Path) -> Iterator[list[int]]:
-    """Pids of daemons a test saw (from memory_status); each is stopped after the test."""
+    """Pids of daemons a test saw (from memory_status); each is stopped after the test, and
+    so is a daemon still answering on the home's socket (a test that failed before it could
+    note the pid must not leave one running)."""
     pids: list[int] = []
     yield pids
-    for pid in pids:
-        stop_pid(pid, home / "chitta.sock")
+    sock = home / "chitta.sock"
+    if daemon_answers(sock):
+        with DaemonClient(sock) as client:
+            pids.append(client.call("memory_status")["daemon"]["pid"])
+    for pid in dict.fromkeys(pids):
+        stop_pid(pid, sock)
 
 
 def stop_pid(pid: int, sock: Path) -> None:

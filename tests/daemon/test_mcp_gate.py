@@ -45,8 +45,10 @@ RAIN_BARREL = "is the rain barrel full?"
 Call = Callable[..., Awaitable[dict[str, Any]]]
 
 
-def mcp_recall(home: Path, *queries: dict[str, Any], **env: str) -> list[dict[str, Any]]:
-    """The recall tool's JSON for each of ``queries``, from one MCP server run with ``env``."""
+def mcp_recall(
+    home: Path, *queries: dict[str, Any], tool: str = "recall", **env: str
+) -> list[dict[str, Any]]:
+    """The ``tool``'s JSON for each of ``queries``, from one MCP server run with ``env``."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "chitta", "mcp"],
@@ -61,7 +63,7 @@ def mcp_recall(home: Path, *queries: dict[str, Any], **env: str) -> list[dict[st
         ):
             await session.initialize()
             for args in queries:
-                result = await session.call_tool("recall", args)
+                result = await session.call_tool(tool, args)
                 assert not result.is_error, result.content
                 out.append(json.loads(result.content[0].text))
 
@@ -148,3 +150,13 @@ def test_unknown_silence_off_keeps_every_row_and_says_so(module_home, ids) -> No
     assert [hit["id"] for hit in off["hits"]] == [hit["id"] for hit in ungated]
     assert {hit["admitted"] for hit in off["hits"]} == {"hyb"}
     assert semantic["hits"] and {hit["admitted"] for hit in semantic["hits"]} == {"sem"}
+
+
+def test_reconstruct_passes_the_same_gate_as_recall(module_home, ids) -> None:
+    off, terse = mcp_recall(module_home, {"query": OFF_TOPIC, "realm": DEMO},
+                            {"query": "no, stop", "realm": DEMO}, tool="reconstruct")  # fmt: skip
+    assert off["confidence"]["band"] == "UNKNOWN"
+    assert [item["ref"] for item in off["items"]] == [ids["espresso"]]
+    assert off["items"][0]["admitted"] == "shares-token"
+    assert off["gate"]["dropped"] == {"no-shared-token": off["gate"]["dropped"]["no-shared-token"]}
+    assert terse["items"] == [] and set(terse["gate"]["dropped"]) == {"terse-negation"}

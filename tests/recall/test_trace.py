@@ -128,6 +128,35 @@ def test_forcing_the_gate_high_is_a_filter_drop(chitta: Chitta, filled) -> None:
                                                     "gold": {filled[CAT]: FILTER_DROP}}  # fmt: skip
 
 
+def test_the_trace_judges_rows_as_the_gateway_does(chitta: Chitta, filled) -> None:
+    # Semantic rows under UNKNOWN are silenced outright, shared words or not (recall/gate.py).
+    chitta.set_calibration(calib.Calibration(a=9.8, b=-6.2, threshold=0.99, source="forced"))
+    result = chitta.recall("kafka retention", realm="ops", limit=2, strategy="semantic",
+                           trace=True)  # fmt: skip
+    decisions = result.trace["gate"]["decisions"]
+    assert {(d["lane"], d["decision"], d["reason"]) for d in decisions} == {
+        ("sem", "dropped", "unknown-silenced")}  # fmt: skip
+    assert confirm(result.trace, [result.hits[0].memory.id])["code"] == FILTER_DROP
+
+
+def test_the_scoring_stage_pushing_an_episode_below_the_cut_is_a_ranking_miss(
+    chitta: Chitta,
+) -> None:
+    # The deliberate defect of §1.4, in chitta's terms: the kind prior of the scoring stage
+    # (episode 0.7, wisdom 1.1) ranks an episode below a curated memory of about equal match.
+    episode = chitta.remember("We agreed the kafka retention for events is seven days",
+                              realm="k", kind="episode").id  # fmt: skip
+    chitta.remember("Kafka retention for the audit topic stays at thirty days", realm="k",
+                    kind="wisdom")  # fmt: skip
+    query = "what kafka retention did we agree for events?"
+    plain = chitta.recall(query, realm="k", limit=1, trace=True, ablate=["scoring"])
+    assert confirm(plain.trace, [episode])["code"] == RETURNED
+    scored = chitta.recall(query, realm="k", limit=1, trace=True)
+    assert confirm(scored.trace, [episode])["code"] == RANKING_MISS
+    factors = {row["ref"]: row["factors"] for row in scored.trace["scoring"]}
+    assert factors[episode]["kind"] < 1
+
+
 def test_ranking_the_gold_below_the_cut_is_a_ranking_miss(chitta: Chitta, filled) -> None:
     query = "kafka retention for events"
     second = chitta.recall(query, realm="ops", limit=2).hits[1].memory.id

@@ -252,6 +252,11 @@ def read_reply_band(reply: Mapping[str, Any]) -> tuple[str | None, float | None,
             raw if isinstance(raw, number) else None)  # fmt: skip
 
 
+def row_lane(row_realm: object, realm: str, strategy: str) -> str:
+    """The lane a recall's row is judged as: ``xr`` from another realm, else by strategy."""
+    return "xr" if row_realm != realm else STRATEGY_LANES.get(strategy, "hyb")
+
+
 def gate_reply(
     reply: dict[str, Any],
     *,
@@ -260,28 +265,30 @@ def gate_reply(
     limit: int,
     strategy: str,
     settings: GateSettings,
+    rows: str = "hits",
 ) -> dict[str, Any]:
     """A recall reply (its JSON shape) with only the rows the gate admits, each with its
     ``admitted`` reason, and a ``gate`` block: band, relaxation, drops by cause. Rows from
-    another realm are judged as ``xr``; the others by the strategy (hybrid: ``hyb``)."""
-    if not reply.get("ok") or not isinstance(reply.get("hits"), list):
+    another realm are judged as ``xr``; the others by the strategy (hybrid: ``hyb``).
+    ``rows`` names the list judged: ``hits`` (recall) or ``items`` (reconstruct, whose
+    recall page also counts the items the budget left out)."""
+    if not reply.get("ok") or not isinstance(reply.get(rows), list):
         return reply
     band, calibrated, raw = read_reply_band(reply)
     # The page the count returned: a time cue's seats (seed 002 §2.4) do not make it longer.
-    page = sum(1 for hit in reply["hits"] if not _seated(hit))
+    page = sum(1 for row in reply[rows] if not _seated(row)) + len(reply.get("omitted") or [])
     relax = raw is not None and relaxed(realm, default_realm, page, limit, raw,
                                         settings)  # fmt: skip
     view = GateView(settings, read_reply_turn(reply), band, calibrated, relax=relax)
     kept, dropped = [], {}
-    for hit in reply["hits"]:
-        lane = "xr" if hit.get("realm") != realm else STRATEGY_LANES.get(strategy, "hyb")
-        verdict = view.verdict(lane, hit)
+    for row in reply[rows]:
+        verdict = view.verdict(row_lane(row.get("realm"), realm, strategy), row)
         if verdict.admitted:
-            kept.append({**hit, "admitted": verdict.reason})
+            kept.append({**row, "admitted": verdict.reason})
         else:
             dropped[verdict.reason] = dropped.get(verdict.reason, 0) + 1
     gate = {"band": view.band, "relaxed": relax, "silence": settings.silence, "dropped": dropped}
-    return {**reply, "hits": kept, "gate": gate}
+    return {**reply, rows: kept, "gate": gate}
 
 
 def _seated(hit: Mapping[str, Any]) -> bool:

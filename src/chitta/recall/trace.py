@@ -20,9 +20,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from chitta.config import DEFAULT_REALM
 from chitta.recall.calibration import Calibration
 from chitta.recall.coverage import safe_ledger
-from chitta.recall.gate import GateSettings, GateView, normalised_bm25
+from chitta.recall.gate import GateSettings, GateView, normalised_bm25, relaxed, row_lane
 from chitta.recall.time_cue import POLICY as CUED
 
 if TYPE_CHECKING:
@@ -79,7 +80,13 @@ def build_trace(
             for d in result.decisions
             if d.final is not None
         ],
-        "gate": gate_record(result, calibration, gate),
+        "gate": gate_record(
+            result,
+            calibration,
+            gate,
+            strategy=str(request.get("strategy")),
+            limit=int(request.get("limit") or len(result.hits)),
+        ),
         "autocut": {"enabled": False, "fired": False},
         "order": order_record(result),
         "reservation": reservation(result),
@@ -113,30 +120,32 @@ def arms(result: RecallResult) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def gate_record(result: RecallResult, fit: Calibration, settings: GateSettings) -> dict[str, Any]:
+def gate_record(
+    result: RecallResult, fit: Calibration, settings: GateSettings, *, strategy: str, limit: int
+) -> dict[str, Any]:
     """The gate: its signal and threshold, and one decision per candidate. A candidate the
-    store filtered (superseded, missing) is dropped with that reason; a returned row is
-    judged as the hook's hybrid lane judges it; the rest never reached the gate."""
+    store filtered (superseded, missing) is dropped with that reason; a returned row is judged
+    as the MCP gateway judges it (recall/gate.py: by strategy, ``xr`` from another realm, with
+    the small-realm relaxation); rows past the count cut never reached the gate."""
     conf = result.confidence
+    seated = set(result.cue.seated) if result.cue is not None else set()
+    page = sum(1 for h in result.hits if h.memory.id not in seated)
+    relax = conf is not None and relaxed(result.scope.realm, DEFAULT_REALM, page, limit,
+                                         conf.raw, settings)  # fmt: skip
     view = GateView(settings, result.turn, conf.band if conf else None,
-                    conf.calibrated if conf else None)  # fmt: skip
+                    conf.calibrated if conf else None, relax=relax)  # fmt: skip
     returned = {h.memory.id: h for h in result.hits}
     decisions = []
+    judged: set[str] = set()
     for d in result.decisions:
         if d.outcome in FILTERED:
             decisions.append({"ref": d.id, "decision": "dropped", "reason": d.outcome})
         elif d.id in returned:
-            row = {"shared": result.shared.get(d.id, ()), "kw_norm": _kw_norm(result, d.id)}
-            verdict = view.verdict("hyb", row)
-            decisions.append({"ref": d.id, "decision": "admitted" if verdict.admitted
-                              else "dropped", "reason": verdict.reason})  # fmt: skip
-    decided = {d.id for d in result.decisions}
-    for i in returned:  # a cue seat no lane reached is judged as the other returned rows
-        if i not in decided:
-            row = {"shared": result.shared.get(i, ()), "kw_norm": None}
-            verdict = view.verdict("hyb", row)
-            decisions.append({"ref": i, "decision": "admitted" if verdict.admitted
-                              else "dropped", "reason": verdict.reason})  # fmt: skip
+            decisions.append(_judge(view, result, returned[d.id], strategy))
+            judged.add(d.id)
+    for i, hit in returned.items():  # a cue seat no lane reached is judged like the others
+        if i not in judged:
+            decisions.append(_judge(view, result, hit, strategy))
     return {
         "signal": None if conf is None else _r(conf.calibrated),
         "raw": None if conf is None else _r(conf.raw),
@@ -145,6 +154,7 @@ def gate_record(result: RecallResult, fit: Calibration, settings: GateSettings) 
         "calibration": fit.source,
         "band": None if conf is None else conf.band,
         "silence": settings.silence,
+        "relaxed": relax,
         "pool": sum(1 for d in result.decisions if d.final is not None),
         "decisions": decisions,
     }
@@ -205,7 +215,7 @@ def stages(result: RecallResult) -> list[dict[str, Any]]:
         first["cue"] = "ignored" if run.plan.ignored else "no period: the scope holds nothing"
     if result.rerank is not None:
         out.append({"stage": "rerank", "applied": result.rerank.applied,
-                    "fallback": result.rerank.fallback})  # fmt: skip
+                    "fallback": _failure_kind(result.rerank.fallback)})  # fmt: skip
     return out
 
 
@@ -233,11 +243,29 @@ def _period(period: Any) -> dict[str, Any] | None:
     return None if period is None else period.as_dict()
 
 
+def _judge(view: GateView, result: RecallResult, hit: Any, strategy: str) -> dict[str, Any]:
+    lane = row_lane(hit.memory.realm, result.scope.realm, strategy)
+    row = {"shared": result.shared.get(hit.memory.id, ()),
+           "kw_norm": _kw_norm(result, hit.memory.id)}  # fmt: skip
+    verdict = view.verdict(lane, row)
+    decision = "admitted" if verdict.admitted else "dropped"
+    return {"ref": hit.memory.id, "lane": lane, "decision": decision, "reason": verdict.reason}
+
+
 def _kw_norm(result: RecallResult, memory_id: str) -> float | None:
     hit = next((h for h in result.hits if h.memory.id == memory_id), None)
     if hit is None or "kw" not in hit.lanes or result.kw_ceiling is None:
         return None
     return normalised_bm25(hit.lanes["kw"].raw, result.kw_ceiling)
+
+
+def _failure_kind(fallback: str | None) -> str | None:
+    """A rerank fallback without its message (an exception's text is not the trace's to
+    carry): ``scorer failed: ValueError: …`` becomes ``scorer failed: ValueError``."""
+    if fallback is None:
+        return None
+    parts = fallback.split(": ")
+    return ": ".join(parts[:2]) if fallback.startswith("scorer failed") else parts[0]
 
 
 def _r(value: float | None) -> float | None:
