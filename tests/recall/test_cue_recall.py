@@ -444,19 +444,34 @@ class World:
     refused: frozenset[str]  # forgotten or superseded
 
 
+#: The random stores the properties draw from: (seed, memories). Built once each: the
+#: properties only read them, and embedding a store per example would cost minutes.
+WORLDS = ((7, 36), (11, 24), (23, 60))
+
+
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[World]:
-    """A few dozen memories over 600 days, in two realms and two agents, some in episodes,
-    some forgotten or superseded. Built once: the properties only read it."""
-    rng = np.random.default_rng(7)
-    home = tmp_path_factory.mktemp("cue-world")
+def worlds(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[list[World]]:
+    """:data:`WORLDS` as stores; each holds memories over 600 days, in two realms and two
+    agents, some in episodes, some forgotten or superseded, all drawn from its seed."""
+    opened = [Chitta.open(Settings(home=tmp_path_factory.mktemp(f"cue-world-{seed}")),
+                          embedder=embedder) for seed, _ in WORLDS]  # fmt: skip
+    try:
+        yield [_world(chitta, seed, size) for chitta, (seed, size) in zip(opened, WORLDS,
+                                                                         strict=True)]  # fmt: skip
+    finally:
+        for chitta in opened:
+            chitta.close()
+
+
+def _world(chitta: Chitta, seed: int, size: int) -> World:
+    rng = np.random.default_rng(seed)
     lines, scope_of, refused = [], {}, set()
     for e in range(3):
         started = _iso(START + int(rng.integers(SPAN_DAYS)) * 86_400_000)
         lines.append(json.dumps({"type": "episode", "id": f"01CUEWORLDEP{e:014d}",
                                  "realm": "ops", "title": f"session {e}",
                                  "started_at": started}))  # fmt: skip
-    for n in range(36):
+    for n in range(size):
         mid = f"01CUEWORLD{n:016d}"
         realm, agent = ("dev", "") if n % 6 == 5 else ("ops", "a1" if n % 2 else "a2")
         words = rng.choice(WORDS, size=3, replace=False)
@@ -474,9 +489,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, embedder) -> Iterator[World]
         text = f"Note {n}: the {words[0]} {words[1]} of the {words[2]} service changed"
         lines.append(line(mid, text, _iso(when) if when else None, **fields))
         scope_of[mid] = (realm, agent)
-    with Chitta.open(Settings(home=home), embedder=embedder) as chitta:
-        load(chitta, lines)
-        yield World(chitta, scope_of, frozenset(refused))
+    load(chitta, lines)
+    return World(chitta, scope_of, frozenset(refused))
 
 
 def _iso(at: int) -> str:
@@ -510,8 +524,10 @@ PROPERTY = settings(max_examples=40, deadline=None)
 
 
 @PROPERTY
-@given(query=queries, scope=scopes, limit=st.integers(1, 6))
-def test_without_a_cue_nothing_changes(world: World, query, scope, limit) -> None:
+@given(which=st.integers(0, len(WORLDS) - 1), query=queries, scope=scopes,
+       limit=st.integers(1, 12))  # fmt: skip
+def test_without_a_cue_nothing_changes(worlds: list[World], which, query, scope, limit) -> None:
+    world = worlds[which]
     realm, agent = scope
     c = world.chitta
     a = c.recall(query, realm=realm, agent_id=agent, limit=limit, record=False)
@@ -523,15 +539,17 @@ def test_without_a_cue_nothing_changes(world: World, query, scope, limit) -> Non
 
 
 @PROPERTY
-@given(query=queries, scope=scopes, limit=st.integers(1, 6), cue=cues,
-       superseded=st.booleans())  # fmt: skip
+@given(which=st.integers(0, len(WORLDS) - 1), query=queries, scope=scopes,
+       limit=st.integers(1, 12), cue=cues, superseded=st.booleans(),
+       cross_realm=st.booleans())  # fmt: skip
 def test_a_cue_reorders_within_l_and_adds_at_most_l_rows_in_scope(
-    world: World, query, scope, limit, cue, superseded
+    worlds: list[World], which, query, scope, limit, cue, superseded, cross_realm
 ) -> None:
+    world = worlds[which]
     realm, agent = scope
     c = world.chitta
     args = {"realm": realm, "agent_id": agent, "limit": limit, "record": False,
-            "include_superseded": superseded}  # fmt: skip
+            "include_superseded": superseded, "cross_realm": cross_realm}  # fmt: skip
     plain = ids(c.recall(query, **args))
     result = c.recall(query, time_cue=cue, **args)
     cued, bound = ids(result), BOUND[cue["confidence"]]
