@@ -18,6 +18,7 @@ from chitta.cli_bench import (
     _command_line,
     _fail,
     bench,
+    out_option,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
@@ -39,12 +40,7 @@ from chitta.errors import BadArgument, ChittaError
     show_default=True,
     help="Unanswerable questions asked of each conversation's store.",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("benchmarks/results/abstain.json"),
-    show_default=True,
-)
+@out_option("abstain")
 @APPEND_DOCS_OPTION
 @click.option(
     "--workdir",

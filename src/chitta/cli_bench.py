@@ -6,6 +6,7 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,16 @@ APPEND_DOCS_OPTION = click.option(
     type=click.Path(path_type=Path),
     help="Also append the Markdown table to this file (e.g. docs/benchmarks.md).",
 )
+
+
+def out_option(name: str) -> Callable[[Any], Any]:
+    """``--out``: the results file, ``benchmarks/results/<name>.json`` by default."""
+    return click.option(
+        "--out",
+        type=click.Path(path_type=Path),
+        default=Path(f"benchmarks/results/{name}.json"),
+        show_default=True,
+    )
 
 
 def write_results(record: dict, out: Path, table: str, append_docs: Path | None) -> None:

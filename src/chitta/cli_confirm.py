@@ -18,6 +18,7 @@ from chitta.cli_bench import (
     _command_line,
     _fail,
     bench,
+    out_option,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
@@ -39,12 +40,7 @@ from chitta.errors import BadArgument, ChittaError
     type=click.Path(path_type=Path),
     help="Confirm the traces a --save-traces run wrote, instead of recalling.",
 )
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("benchmarks/results/confirm.json"),
-    show_default=True,
-)
+@out_option("confirm")
 @APPEND_DOCS_OPTION
 def confirm(**opts: Any) -> None:
     """Where each question's gold turns were lost (CANDIDATE_MISS, FILTER_DROP, RANKING_MISS),

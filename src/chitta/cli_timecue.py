@@ -10,14 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import click
-
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
     _command_line,
     _fail,
     bench,
+    out_option,
     write_results,
 )
 from chitta.errors import ChittaError
@@ -27,12 +26,7 @@ LIMIT = 10
 
 @bench.command()
 @DATA_OPTION
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path("benchmarks/results/timecue.json"),
-    show_default=True,
-)
+@out_option("timecue")
 @APPEND_DOCS_OPTION
 def timecue(**opts: Any) -> None:
     """The time cue on the LoCoMo questions whose text names a time: evidence up and down,
