@@ -84,7 +84,7 @@ class RerankSettings:
     """The optional cross-encoder of the rerank stage (seed 000): where it is, how it runs."""
 
     onnx_dir: Path | None = None  # CHITTA_RERANK_ONNX_DIR: model.onnx + tokenizer.json; preferred
-    model_dir: Path | None = None  # CHITTA_RERANK_MODEL_DIR: a Hugging Face cross-encoder folder
+    model_dir: Path | None = None  # CHITTA_RERANK_MODEL_DIR: a sentence-transformers folder
     threads: int = 8  # CHITTA_RERANK_THREADS: intra-op threads (at most one per core is used)
     max_len: int = 128  # CHITTA_RERANK_MAX_LEN: tokens of one query/document pair
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,12 +24,11 @@ from chitta.config import RerankSettings, load_settings
 from chitta.embed.cross_encoder import (
     METADATA_FILE,
     OnnxCrossEncoder,
-    TorchCrossEncoder,
     load_cross_encoder,
 )
 from chitta.embed.export import MODEL_FILE, TOKENIZER_FILE
 from chitta.embed.export_reranker import RerankerExportResult, export_reranker
-from chitta.errors import BadArgument, MissingExtra
+from chitta.errors import BadArgument, MissingExtra, RerankError
 from chitta.recall.rerank import envelope, sigmoid
 from chitta.recall.scoring_config import DEFAULT as SCORING
 
@@ -201,29 +201,60 @@ def test_recall_order_follows_the_formula(
         assert hit.factors["rerank"] == pytest.approx(expected[index[hit.memory.id]], abs=1e-5)
 
 
-def test_hf_folder_scores_match_torch(source: Path, tmp_path: Path) -> None:
-    scorer = load_cross_encoder(RerankSettings(model_dir=source, threads=1))
-    assert isinstance(scorer, TorchCrossEncoder) and scorer.name == "tiny-ce"
+def _st_folder(source: Path, folder: Path, **onnx_files: Path) -> Path:
+    """``source`` as sentence-transformers saves a CrossEncoder with its ONNX backend: the
+    Hugging Face files, and ``onnx/<name>.onnx`` for each given file."""
+    shutil.copytree(source, folder)
+    (folder / "onnx").mkdir()
+    for name, path in onnx_files.items():
+        shutil.copy(path, folder / "onnx" / f"{name}.onnx")
+    return folder
+
+
+def test_a_sentence_transformers_folder_is_scored_through_its_onnx_export(
+    source: Path, fp32: RerankerExportResult, int8: Path, tmp_path: Path
+) -> None:
+    folder = _st_folder(source, tmp_path / "st", model=fp32.model_path)
+    scorer = load_cross_encoder(RerankSettings(model_dir=folder, threads=1))
+    assert isinstance(scorer, OnnxCrossEncoder) and scorer.name == "st"
     np.testing.assert_allclose(
-        scorer.score(QUERY, DOCUMENTS), torch_logits(source, QUERY, DOCUMENTS), atol=1e-5
+        scorer.score(QUERY, DOCUMENTS), torch_logits(source, QUERY, DOCUMENTS), atol=1e-4
     )
+    # An int8 file beside the fp32 one is preferred; its scores differ a little.
+    both = _st_folder(source, tmp_path / "st8", model=fp32.model_path,
+                      model_qint8_avx512=int8 / MODEL_FILE)  # fmt: skip
+    quantised = load_cross_encoder(RerankSettings(model_dir=both, threads=1))
+    want = _onnx(int8).score(QUERY, DOCUMENTS)
+    np.testing.assert_allclose(quantised.score(QUERY, DOCUMENTS), want, atol=1e-6)
 
 
-def test_onnx_is_preferred_and_the_hf_folder_is_the_fallback(
+def test_a_sentence_transformers_folder_without_onnx_names_the_export(
+    source: Path, tmp_path: Path
+) -> None:
+    folder = _st_folder(source, tmp_path / "st")
+    with pytest.raises(RerankError, match="has no ONNX export .*chitta model export-reranker"):
+        load_cross_encoder(RerankSettings(model_dir=folder))
+
+
+def test_onnx_is_preferred_and_the_model_folder_is_the_fallback(
     source: Path, fp32: RerankerExportResult, tmp_path: Path
 ) -> None:
-    both = RerankSettings(onnx_dir=fp32.model_path.parent, model_dir=source)
-    assert isinstance(load_cross_encoder(both), OnnxCrossEncoder)
-    broken = RerankSettings(onnx_dir=tmp_path / "missing", model_dir=source)
-    assert isinstance(load_cross_encoder(broken), TorchCrossEncoder)
+    folder = _st_folder(source, tmp_path / "st", model=fp32.model_path)
+    both = RerankSettings(onnx_dir=fp32.model_path.parent, model_dir=folder)
+    assert load_cross_encoder(both).name == "tiny-ce"  # the export's metadata names it
+    broken = RerankSettings(onnx_dir=tmp_path / "missing", model_dir=folder)
+    assert load_cross_encoder(broken).name == "st"
 
 
-def test_recall_through_the_hf_folder(source: Path, embedder, tmp_path: Path) -> None:
-    settings = _recall_settings(tmp_path, CHITTA_RERANK_MODEL_DIR=str(source))
+def test_recall_through_the_sentence_transformers_folder(
+    source: Path, fp32: RerankerExportResult, embedder, tmp_path: Path
+) -> None:
+    folder = _st_folder(source, tmp_path / "st", model=fp32.model_path)
+    settings = _recall_settings(tmp_path, CHITTA_RERANK_MODEL_DIR=str(folder))
     with Chitta.open(settings, embedder=embedder) as chitta:
         _remember(chitta)
         result = chitta.recall(QUERY, realm="ops", limit=2)
-    assert result.rerank.applied and len(result.hits) == 2
+    assert result.rerank.applied and result.rerank.model == "st" and len(result.hits) == 2
 
 
 def _two_column_graph(fp32: RerankerExportResult, folder: Path) -> Path:

@@ -1,12 +1,14 @@
 """The optional cross-encoder of the rerank stage (seed 000): loads it and scores pairs.
 
-Two formats, ONNX preferred (seed 000): a folder with ``model.onnx`` + ``tokenizer.json``
-(what ``chitta model export-reranker`` writes, int8 or fp32), run with onnxruntime and the
-``tokenizers`` library like the embedder (embed/onnx.py); or a Hugging Face cross-encoder
-folder (what sentence-transformers' ``CrossEncoder`` saves), run with transformers + torch,
-which only the 'export' extra installs. A scorer returns one raw logit per query/document
-pair; the rerank stage (recall/rerank.py) turns them into a ranking. Nothing is loaded at
-import time, and nothing is ever downloaded.
+Two formats, both run with onnxruntime and the ``tokenizers`` library like the embedder
+(embed/onnx.py) — chitta never runs torch (DESIGN.md §2): the ONNX folder of
+``CHITTA_RERANK_ONNX_DIR``, ``model.onnx`` + ``tokenizer.json`` as ``chitta model
+export-reranker`` writes them (int8 or fp32), preferred as seed 000 says; or the
+sentence-transformers folder of ``CHITTA_RERANK_MODEL_DIR``, a ``CrossEncoder`` saved with its
+ONNX backend (``onnx/model*.onnx`` beside ``config.json`` and ``tokenizer.json``; an int8
+file is preferred). A folder with no ONNX file is refused, naming the export command. A
+scorer returns one raw logit per query/document pair; the rerank stage (recall/rerank.py)
+turns them into a ranking. Nothing is loaded at import time, and nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from typing import Protocol
 import numpy as np
 
 from chitta.config import RerankSettings
-from chitta.embed.export import quiet, read_json
-from chitta.errors import ChittaError, MissingExtra, ModelMissing, RerankError, RerankOutputError
+from chitta.embed.export import read_json
+from chitta.errors import ChittaError, ModelMissing, RerankError, RerankOutputError
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +83,11 @@ def _threads(requested: int) -> int:
 class OnnxCrossEncoder:
     """A cross-encoder exported to ONNX, run with onnxruntime and a ``tokenizer.json``."""
 
-    def __init__(self, folder: Path, *, threads: int, max_len: int) -> None:
-        model_path, tokenizer_path = folder / MODEL_FILE, folder / TOKENIZER_FILE
+    def __init__(
+        self, folder: Path, *, threads: int, max_len: int, model_path: Path | None = None
+    ) -> None:
+        model_path = model_path or folder / MODEL_FILE
+        tokenizer_path = folder / TOKENIZER_FILE
         if not model_path.is_file() or not tokenizer_path.is_file():
             raise ModelMissing(
                 f"{folder} must hold {MODEL_FILE} and {TOKENIZER_FILE} "
@@ -150,58 +155,31 @@ class OnnxCrossEncoder:
         return check_logits(self._session.run(None, feeds)[0], n)
 
 
-class TorchCrossEncoder:
-    """A Hugging Face cross-encoder folder, run with transformers and torch (export extra)."""
+#: Where sentence-transformers keeps a model's ONNX files (its ``backend="onnx"``).
+ST_ONNX_DIR = "onnx"
 
-    def __init__(self, folder: Path, *, threads: int, max_len: int) -> None:
-        if not folder.is_dir():
-            raise ModelMissing(f"cross-encoder folder not found: {folder}")
-        if not is_cross_encoder_config(read_json(folder / "config.json")):
-            raise RerankError(
-                f"{folder} is not a cross-encoder: its config.json names no "
-                "...ForSequenceClassification architecture"
-            )
-        try:
-            import torch
-            import transformers
-        except ImportError as exc:
-            raise MissingExtra(
-                "export", f"a Hugging Face cross-encoder folder (missing {exc.name})"
-            ) from None
-        with quiet(transformers):
-            self._tokenizer = transformers.AutoTokenizer.from_pretrained(
-                str(folder), local_files_only=True
-            )
-            model = transformers.AutoModelForSequenceClassification.from_pretrained(
-                str(folder), local_files_only=True
-            )
-        self._model = model.eval()
-        self._torch = torch
-        # Process-wide in torch; chitta uses torch for nothing else at run time.
-        torch.set_num_threads(_threads(threads))
-        positions = getattr(model.config, "max_position_embeddings", None)
-        self._max_len = min(max_len, positions) if isinstance(positions, int) else max_len
-        self._lock = threading.Lock()  # the Python tokenizer wrapper is not said to be safe
-        self._name = folder.name
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    def score(self, query: str, documents: Sequence[str]) -> np.ndarray:
-        """One logit per document for ``query``, in the documents' order."""
-        out = []
-        for start in range(0, len(documents), PAIR_BATCH):
-            batch = list(documents[start : start + PAIR_BATCH])
-            with self._lock:
-                enc = self._tokenizer(
-                    [query] * len(batch), batch, padding=True, truncation=True,
-                    max_length=self._max_len, return_tensors="pt",
-                )  # fmt: skip
-            with self._torch.inference_mode():
-                logits = self._model(**enc).logits
-            out.append(check_logits(logits.float().numpy(), len(batch)))
-        return np.concatenate(out) if out else np.zeros(0, np.float64)
+def sentence_transformers_folder(folder: Path, *, threads: int, max_len: int) -> CrossEncoder:
+    """A sentence-transformers cross-encoder folder, scored through its ONNX export
+    (``onnx/*.onnx``, an int8 file first, else ``model.onnx``) with onnxruntime."""
+    if not folder.is_dir():
+        raise ModelMissing(f"cross-encoder folder not found: {folder}")
+    if not is_cross_encoder_config(read_json(folder / "config.json")):
+        raise RerankError(
+            f"{folder} is not a cross-encoder: its config.json names no "
+            "...ForSequenceClassification architecture"
+        )
+    exported = sorted((folder / ST_ONNX_DIR).glob("*.onnx"))
+    int8 = [p for p in exported if "int8" in p.stem]
+    plain = [p for p in exported if p.name == MODEL_FILE]
+    chosen = (int8 or plain or exported or [None])[0]
+    if chosen is None:
+        raise RerankError(
+            f"{folder} has no ONNX export ({ST_ONNX_DIR}/{MODEL_FILE}); chitta runs models on "
+            f"onnxruntime only: `chitta model export-reranker {folder} OUT` and set "
+            "CHITTA_RERANK_ONNX_DIR=OUT, or save the model with sentence-transformers' ONNX backend"
+        )
+    return OnnxCrossEncoder(folder, threads=threads, max_len=max_len, model_path=chosen)
 
 
 def load_cross_encoder(settings: RerankSettings) -> CrossEncoder:
@@ -212,7 +190,7 @@ def load_cross_encoder(settings: RerankSettings) -> CrossEncoder:
     reasons = []
     loaders: list[tuple[str, Path | None, Callable[..., CrossEncoder]]] = [
         ("CHITTA_RERANK_ONNX_DIR", settings.onnx_dir, OnnxCrossEncoder),
-        ("CHITTA_RERANK_MODEL_DIR", settings.model_dir, TorchCrossEncoder),
+        ("CHITTA_RERANK_MODEL_DIR", settings.model_dir, sentence_transformers_folder),
     ]
     for variable, folder, loader in loaders:
         if folder is None:
@@ -221,7 +199,7 @@ def load_cross_encoder(settings: RerankSettings) -> CrossEncoder:
             return loader(folder, threads=settings.threads, max_len=settings.max_len)
         except ChittaError as exc:
             reasons.append(f"{variable}: {exc}")
-        except Exception as exc:  # onnxruntime, tokenizers and torch raise many types
+        except Exception as exc:  # onnxruntime and tokenizers raise many types
             reasons.append(f"{variable}: {type(exc).__name__}: {exc}")
     raise RerankError("; ".join(reasons) or "no reranker configured")
 
