@@ -62,7 +62,7 @@ def apply_cue(result: RecallResult, store: Store, *, include_superseded: bool) -
                       for d in result.decisions)  # fmt: skip
     shared = dict(result.shared)
     if chosen and result.turn is not None:
-        _, matched = store.term_matches(list(result.turn.distinctive), chosen)
+        matched = store.term_matches(list(result.turn.distinctive), chosen)
         for i in chosen:
             shared[i] = tuple(w for w in result.turn.distinctive if w in matched.get(i, ()))
     done = replace(run, applied=True, counted=counted, moved=moved.moved, seated=tuple(chosen),

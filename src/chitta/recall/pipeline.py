@@ -191,12 +191,12 @@ def recall(
     turn = read_turn(query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm),
                      config.common_fraction)  # fmt: skip
     # The words as the keyword lane matches them (stems, accents folded), for the gate.
-    counts, matched = store.term_matches([*turn.distinctive, *ctx.terms],
-                                         [h.memory.id for h in hits])  # fmt: skip
+    matched = store.term_matches(turn.distinctive, [h.memory.id for h in hits])
     shared = {h.memory.id: tuple(w for w in turn.distinctive
                                  if w in matched.get(h.memory.id, ())) for h in hits}  # fmt: skip
     ceiling = None
-    if "kw" in rankings:
+    if "kw" in rankings:  # only a keyword lane's scores are put on the 0-100 scale
+        counts = store.term_counts(ctx.terms)
         ceiling = bm25_ceiling(ctx.terms, lambda w: counts.get(w, 0), stats.total())
     timing["confidence"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()

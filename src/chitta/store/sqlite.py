@@ -831,27 +831,34 @@ class Store:
         )
         return [(r[0], -float(r[1])) for r in rows]
 
-    def term_matches(
-        self, terms: Sequence[str], ids: Sequence[str]
-    ) -> tuple[dict[str, int], dict[str, set[str]]]:
-        """For each term, as the keyword lane matches it (FTS5: porter stems, accents folded):
-        how many indexed rows hold it, and which of ``ids`` do."""
-        counts: dict[str, int] = {}
-        matched: dict[str, set[str]] = {}
-        marks = ", ".join("?" * len(ids))
-        for term in dict.fromkeys(terms):
-            expression = '"' + term.replace('"', '""') + '"'
-            counts[term] = self._query(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (expression,)
+    def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many indexed rows hold each term, as the keyword lane matches it (FTS5: porter
+        stems, accents folded; forgotten rows still in the index count too)."""
+        return {
+            term: self._query(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(term),)
             )[0][0]
-            if ids and counts[term]:
-                for (mid,) in self._query(
-                    "SELECT m.id FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND m.id IN ({marks})",
-                    (expression, *ids),
-                ):
-                    matched.setdefault(mid, set()).add(term)
-        return counts, matched
+            for term in dict.fromkeys(terms)
+        }
+
+    def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
+        """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them."""
+        if not terms or not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        id_of = dict(self._query(f"SELECT rowid, id FROM memories WHERE id IN ({marks})", ids))
+        if not id_of:
+            return {}
+        matched: dict[str, set[str]] = {}
+        for term in dict.fromkeys(terms):
+            # The term's whole posting list, intersected here: measured on LoCoMo, five times
+            # faster than asking FTS5 for the match among these rowids (it reads the list anyway).
+            for (rowid,) in self._query(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(term),)
+            ):
+                if rowid in id_of:
+                    matched.setdefault(id_of[rowid], set()).add(term)
+        return matched
 
     # --- triplets and episodes -----------------------------------------------------------------
 
@@ -1016,3 +1023,8 @@ class Store:
         finally:
             src.close()
         return saved
+
+
+def _phrase(term: str) -> str:
+    """``term`` as an FTS5 phrase: quoted, so that no word is read as query syntax."""
+    return '"' + term.replace('"', '""') + '"'
