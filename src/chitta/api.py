@@ -33,6 +33,8 @@ from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
 from chitta.recall.time_cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
+from chitta.relations.analogy import Analogy, recall_analogy
+from chitta.relations.service import Relations
 from chitta.store import migrations
 from chitta.store.access import AccessRecord
 from chitta.store.confidence import (
@@ -526,6 +528,16 @@ class Chitta:
 
     def backup(self, dest: Path) -> None:
         self.store.backup_to(dest)
+
+    @property
+    def relations(self) -> Relations:
+        """This store's triplets and entity aliases (relations/service.py)."""
+        return Relations(self.store, self.clock)
+
+    def recall_analogy(self, a: object, b: object, c: object, **options: object) -> Analogy:
+        """a:b :: c:? over the realm's triplets, or an abstention saying what is missing
+        (relations/analogy.py; options: realm, as_of, limit)."""
+        return recall_analogy(self.store, a, b, c, now=self.clock(), **options)  # type: ignore[arg-type]
 
     def status(self) -> dict[str, object]:
         """Figures about the store and the embedder; no stored text."""

@@ -88,6 +88,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         out["rerank"] = result.rerank.as_dict()
     if result.cue is not None:  # only with a time cue (recall/cued.py)
         out["time_cue"] = result.cue.report.as_dict()
+    if result.bounded:  # only when a bound cut a lane's work (recall/lanes/graph.py)
+        out["bounded"] = dict(result.bounded)
     if result.trace is not None:  # only when asked for: without it the reply is unchanged
         out["trace"] = dict(result.trace)
     return out

@@ -53,6 +53,12 @@ class BadArgument(InputError):
     code = "bad_argument"
 
 
+class BadName(InputError):
+    """An entity or predicate name that is empty, too long, or not a name at all."""
+
+    code = "bad_name"
+
+
 class BadConfig(InputError):
     """A settings file (e.g. ``scoring.json``) is malformed; the message names the key."""
 
@@ -75,6 +81,10 @@ class NotFound(ChittaError):
 
 class MemoryNotFound(NotFound):
     code = "memory_not_found"
+
+
+class TripletNotFound(NotFound):
+    code = "triplet_not_found"
 
 
 # --- the store -------------------------------------------------------------------------------

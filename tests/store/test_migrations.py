@@ -14,6 +14,7 @@ import pytest
 from chitta.embed.base import ModelIdentity
 from chitta.errors import StoreCorrupt
 from chitta.store import migrations
+from chitta.store import triplets as triplet_table
 from chitta.store.access import AccessRecord
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
@@ -94,8 +95,24 @@ def seed_v3(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO access_log VALUES (?, ?)", (OLD_MEMORY.id, OLD_ACCESS))
 
 
+V4_TRIPLET = Triplet(new_id(3), "old", "Ada  Lovelace", "Lives In", "London.", 0.8, 5, None,
+                     None, 6)  # fmt: skip
+
+
+def seed_v4(conn: sqlite3.Connection) -> None:
+    """What a version-4 chitta could hold: a triplet written loosely, keyed by migration 5."""
+    t = V4_TRIPLET
+    conn.execute(
+        "INSERT INTO triplets VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
+         t.invalidated_at, t.source_memory, t.created_at),
+    )  # fmt: skip
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
-SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {1: seed_v1, 2: seed_v2, 3: seed_v3}
+SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4,
+}  # fmt: skip
 
 
 def build_at(path: Path, version: int) -> None:
@@ -153,9 +170,20 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
         if version >= 2:
             assert s.episodes("old") == [OLD_EPISODE]
-            assert s.triplets("old") == [OLD_TRIPLET]
+            assert s.triplets("old")[0 if OLD_TRIPLET.id < V4_TRIPLET.id else 1] == OLD_TRIPLET
         if version >= 3:
             assert s.access_history([OLD_MEMORY.id])[OLD_MEMORY.id].times == (OLD_ACCESS,)
+        if version >= 4:  # migration 5 keyed the loosely written triplet
+            found = triplet_table.find(
+                s.triplet_reads(),
+                "old",
+                subjects=["ada lovelace"],
+                predicate="lives_in",
+                objects=["london"],
+                at=10,
+                limit=5,
+            )
+            assert found == [V4_TRIPLET]  # fmt: skip
         # The newer tables and columns work.
         episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
         s.add_episodes([episode])

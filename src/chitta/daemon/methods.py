@@ -17,6 +17,7 @@ from typing import Any
 from chitta.api import Chitta
 from chitta.errors import BadArgument
 from chitta.recall.reconstruct import DEFAULT_BUDGET
+from chitta.relations.service import triplet_to_dict
 from chitta.store.records import Source
 
 Params = Mapping[str, Any]
@@ -143,6 +144,48 @@ def _import(chitta: Chitta, p: Params) -> dict[str, Any]:
     return {"ok": True, **report.as_dict()}
 
 
+def _add_triplet(chitta: Chitta, p: Params) -> dict[str, Any]:
+    done = chitta.relations.add(
+        p["subject"], p["predicate"], p["object"], weight=p.get("weight", 1.0),
+        valid_from=p.get("valid_from"), source_memory=p.get("source_memory"),
+        realm=p.get("realm"),
+    )  # fmt: skip
+    return {"ok": True, "existing": done.existing, "triplet": triplet_to_dict(done.triplet)}
+
+
+def _invalidate_triplet(chitta: Chitta, p: Params) -> dict[str, Any]:
+    done = chitta.relations.invalidate(p["id"], p.get("at"))
+    return {"ok": True, "already": done.already, "triplet": triplet_to_dict(done.triplet)}
+
+
+def _find_triplets(chitta: Chitta, p: Params) -> dict[str, Any]:
+    found = chitta.relations.find(
+        subject=p.get("subject"), predicate=p.get("predicate"), object_=p.get("object"),
+        realm=p.get("realm"), as_of=p.get("as_of"),
+        include_invalidated=p.get("include_invalidated", False), limit=p.get("limit", 100),
+    )  # fmt: skip
+    return {"ok": True, "triplets": [triplet_to_dict(t) for t in found]}
+
+
+def _alias_entity(chitta: Chitta, p: Params) -> dict[str, Any]:
+    alias_key, canonical_key = chitta.relations.alias(p["alias"], p["canonical"], p.get("realm"))
+    return {"ok": True, "alias_key": alias_key, "canonical_key": canonical_key}
+
+
+def _remove_alias(chitta: Chitta, p: Params) -> dict[str, Any]:
+    return {"ok": True, "removed": chitta.relations.unalias(p["alias"], p.get("realm"))}
+
+
+def _list_aliases(chitta: Chitta, p: Params) -> dict[str, Any]:
+    return {"ok": True, "aliases": chitta.relations.aliases(p.get("realm"))}
+
+
+def _recall_analogy(chitta: Chitta, p: Params) -> dict[str, Any]:
+    found = chitta.recall_analogy(p["a"], p["b"], p["c"], realm=p.get("realm"),
+                                  as_of=p.get("as_of"), limit=p.get("limit", 10))  # fmt: skip
+    return {"ok": True, **found.as_dict()}
+
+
 _SCOPE = {"realm": _OPTIONAL_TEXT, "agent_id": _OPTIONAL_TEXT, "channel": _OPTIONAL_TEXT}
 _ID = {"id": Param((str,), required=True)}
 
@@ -198,6 +241,70 @@ METHODS: Mapping[str, Method] = {
                 "session": _OPTIONAL_TEXT,
                 "trace": _FLAG,
                 "time_cue": _OPTIONAL_OBJECT,
+            },
+            writes=False,
+        ),
+        Method(
+            "add_triplet",
+            _add_triplet,
+            {
+                "subject": Param((str,), required=True),
+                "predicate": Param((str,), required=True),
+                "object": Param((str,), required=True),
+                "weight": Param((int, float)),
+                "valid_from": Param((str, int, type(None))),
+                "source_memory": _OPTIONAL_TEXT,
+                "realm": _OPTIONAL_TEXT,
+            },
+            writes=True,
+        ),
+        Method(
+            "invalidate_triplet",
+            _invalidate_triplet,
+            {**_ID, "at": Param((str, int, type(None)))},
+            writes=True,
+        ),
+        Method(
+            "find_triplets",
+            _find_triplets,
+            {
+                "subject": _OPTIONAL_TEXT,
+                "predicate": _OPTIONAL_TEXT,
+                "object": _OPTIONAL_TEXT,
+                "realm": _OPTIONAL_TEXT,
+                "as_of": Param((str, int, type(None))),
+                "include_invalidated": _FLAG,
+                "limit": Param((int,)),
+            },
+            writes=False,
+        ),
+        Method(
+            "alias_entity",
+            _alias_entity,
+            {
+                "alias": Param((str,), required=True),
+                "canonical": Param((str,), required=True),
+                "realm": _OPTIONAL_TEXT,
+            },
+            writes=True,
+        ),
+        Method(
+            "remove_alias",
+            _remove_alias,
+            {"alias": Param((str,), required=True), "realm": _OPTIONAL_TEXT},
+            writes=True,
+        ),
+        Method("list_aliases", _list_aliases, {"realm": _OPTIONAL_TEXT}, writes=False),
+        Method(
+            "recall_analogy",
+            _recall_analogy,
+            {
+                "a": Param((str,), required=True),
+                "b": Param((str,), required=True),
+                "c": Param((str,), required=True),
+                "realm": _OPTIONAL_TEXT,
+                "as_of": Param((str, int, type(None))),
+                "limit": Param((int,)),
             },
             writes=False,
         ),

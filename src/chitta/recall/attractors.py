@@ -1,16 +1,20 @@
-"""Attractors: the densest clusters of a realm's entity graph (seed 001, Attractor Finding).
+"""Attractors: the densest clusters of a realm's entity and triplet graph (seed 001,
+Attractor Finding).
 
-A cluster here is the set of memories naming one distinctive entity (store/entities.py).
-Its density is how tightly its members hang together beyond that entity: the share of
-member pairs that also share another distinctive entity. Its mass is its size times
-(1 + density), and the attractors are the ``max_attractors`` clusters of greatest mass —
+A cluster gathers around one entity: the memories that name it (store/entities.py) and the
+memories that state a current triplet touching it (its source memories). Its density is how
+tightly its members hang together beyond that entity: the share of member pairs that also
+share another entity, or that name two entities a current triplet joins. Its mass is its size
+times (1 + density), and the attractors are the ``max_attractors`` clusters of greatest mass:
 the realm's recurring, well-connected subjects. The graph lane boosts the activation of
 memories inside an attractor's basin by ``basin_boost`` (seed 001: 10 attractors, 1.15×).
 
-Finding them reads the whole realm's entity counts, so the result is cached per realm for
-five minutes (seed 001's time-to-live); writes in between are seen when it expires.
-Density is measured on at most ``SAMPLE`` members of each cluster, which bounds the work
-(at most 50 × 435 pair checks) whatever the realm's size.
+Finding them reads the realm's entity counts and its busiest triplet ends, so the result is
+cached per realm for five minutes (seed 001's time-to-live) and dropped sooner when a write
+reaches one of the cached clusters: a memory naming its entity added or forgotten, a triplet
+or alias touching it written (the link index counts those writes). A write elsewhere is seen
+when the entry expires. Density is measured on at most ``SAMPLE`` members of each cluster and
+triplets are read a bounded number per entity, which bounds the work whatever the realm's size.
 """
 
 from __future__ import annotations
@@ -18,13 +22,14 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from chitta.store.links import LinkIndex
+    from chitta.store.sqlite import Store
 
 MAX_ATTRACTORS = 10  # seed 001 max_attractors
 TTL_S = 300.0  # seed 001: attractors are cached for 5 minutes
@@ -34,13 +39,15 @@ CANDIDATES = 50
 MIN_MEMBERS = 3
 #: Members of a cluster whose pairs are checked for density (the first by id).
 SAMPLE = 30
+#: Triplets read per entity and side when gathering a cluster's members and links.
+EDGES_PER_ENTITY = 200
 
 
 @dataclass(frozen=True, slots=True)
 class Attractor:
     entity: str
     members: frozenset[str]
-    density: float  # share of member pairs that also share another entity, 0..1
+    density: float  # share of member pairs linked beyond the entity, 0..1
 
     @property
     def mass(self) -> float:
@@ -48,43 +55,85 @@ class Attractor:
 
 
 def find_attractors(
-    links: LinkIndex, realm: str, max_df: float, limit: int = MAX_ATTRACTORS
+    store: Store, realm: str, max_df: float, limit: int = MAX_ATTRACTORS
 ) -> tuple[Attractor, ...]:
     """The ``limit`` heaviest clusters of ``realm`` among entities named by at most
     ``max_df`` memories, heaviest first."""
+    links = store.links()
     counts = links.entity_counts(realm)
-    eligible = {e: n for e, n in counts.items() if MIN_MEMBERS <= n <= max_df}
-    largest = sorted(eligible, key=lambda e: (-eligible[e], e))[:CANDIDATES]
-    found = []
+    hubs = store.triplet_hubs(realm, CANDIDATES)
+    sizes = {e: counts.get(e, 0) + hubs.get(e, 0) for e in counts.keys() | hubs.keys()}
+    eligible = {e for e, n in sizes.items() if n >= MIN_MEMBERS and counts.get(e, 0) <= max_df}
+    largest = sorted(eligible, key=lambda e: (-sizes[e], e))[:CANDIDATES]
+    edges, _ = store.triplet_neighbours(realm, largest, EDGES_PER_ENTITY) if hubs else ({}, False)
+    clusters = {}
     for entity in largest:
-        members = links.named_by(realm, entity)
-        sample = sorted(members)[:SAMPLE]
-        others = {m: set(links.entities_of(m)) & eligible.keys() - {entity} for m in sample}
-        pairs = list(combinations(sample, 2))
-        linked = sum(1 for a, b in pairs if others[a] & others[b])
-        found.append(Attractor(entity, members, linked / len(pairs) if pairs else 0.0))
+        sourced = {m for _, _, m in edges.get(entity, ()) if m is not None}
+        members = frozenset(links.named_by(realm, entity) | sourced)
+        if len(members) >= MIN_MEMBERS:
+            clusters[entity] = members
+    samples = {e: sorted(members)[:SAMPLE] for e, members in clusters.items()}
+    named = {m: set(links.entities_of(m)) & eligible for sample in samples.values() for m in sample}
+    # One read of the triplets among every sampled member's entities, for all clusters.
+    every = set().union(*named.values()) if named and hubs else set()
+    joined, _ = store.triplet_neighbours(realm, every, EDGES_PER_ENTITY)
+    found = [
+        Attractor(e, members, _density(samples[e], e, named, joined))
+        for e, members in clusters.items()
+    ]
     found.sort(key=lambda a: (-a.mass, a.entity))
     return tuple(found[:limit])
 
 
+def _density(
+    sample: list[str],
+    entity: str,
+    named: Mapping[str, set[str]],
+    joined: Mapping[str, list[tuple[str, float, str | None]]],
+) -> float:
+    """The share of ``sample``'s pairs that share an entity besides ``entity``, or name two
+    entities a current triplet joins."""
+    names = {m: named[m] - {entity} for m in sample}
+    reach = {m: ns | {o for n in ns for o, _, _ in joined.get(n, ())} for m, ns in names.items()}
+    pairs = list(combinations(sample, 2))
+    linked = sum(1 for a, b in pairs if names[a] & reach[b])
+    return linked / len(pairs) if pairs else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    at: float
+    found: tuple[Attractor, ...]
+    writes: tuple[int, ...]  # the link index's write counts of the attractors' entities
+
+
 class AttractorCache:
-    """Attractors per (link index, realm), valid for ``ttl`` seconds."""
+    """Attractors per (link index, realm), valid for ``ttl`` seconds or until a write reaches
+    one of their clusters."""
 
     def __init__(self, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
         self._ttl = ttl
         self._clock = clock
-        self._cache: weakref.WeakKeyDictionary[
-            LinkIndex, dict[str, tuple[float, tuple[Attractor, ...]]]
-        ] = weakref.WeakKeyDictionary()
+        self._cache: weakref.WeakKeyDictionary[LinkIndex, dict[str, _Entry]] = (
+            weakref.WeakKeyDictionary()
+        )
         self._lock = threading.Lock()
 
-    def get(self, links: LinkIndex, realm: str, max_df: float) -> tuple[Attractor, ...]:
+    def get(self, store: Store, realm: str, max_df: float) -> tuple[Attractor, ...]:
+        links = store.links()
         now = self._clock()
         with self._lock:
             cached = self._cache.get(links, {}).get(realm)
-        if cached is not None and now - cached[0] < self._ttl:
-            return cached[1]
-        found = find_attractors(links, realm, max_df)
-        with self._lock:
-            self._cache.setdefault(links, {})[realm] = (now, found)
+        if (
+            cached is not None
+            and now - cached.at < self._ttl
+            and links.writes(realm, [a.entity for a in cached.found]) == cached.writes
+        ):
+            return cached.found
+        generation = links.generation(realm)
+        found = find_attractors(store, realm, max_df)
+        writes = links.writes(realm, [a.entity for a in found])
+        if links.generation(realm) == generation:  # no write raced the search: keep it
+            with self._lock:
+                self._cache.setdefault(links, {})[realm] = _Entry(now, found, writes)
         return found

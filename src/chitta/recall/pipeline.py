@@ -96,6 +96,8 @@ class RecallResult:
     rerank: RerankInfo | None = None
     #: What the time cue did (recall/cue_arm.py, recall/cued.py); None: no cue was given.
     cue: CueRun | None = None
+    #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
+    bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -228,6 +230,7 @@ def recall(
         kw_ceiling=ceiling,
         shared=MappingProxyType(shared),
         cue=cue,
+        bounded=MappingProxyType(dict(ctx.notes)),
     )
 
 

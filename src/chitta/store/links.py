@@ -5,6 +5,10 @@ spreading activation and its attractors. Derived from the live memories, built f
 on first use, and kept in step with writes (like the word counts in store/terms.py). The
 other links recall follows — the turns around a memory in its episode, a session's newest
 memories — are read from indexes in the file (migration 4), so they cost no build.
+
+Every write that changes an entity's cluster (a memory naming it added or removed, a triplet
+or alias touching it written) bumps that entity's write count (``touch``), so a cache of
+clusters (recall/attractors.py) can tell whether a write reached the clusters it holds.
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ class LinkIndex:
     def __init__(self) -> None:
         self._postings: Postings[tuple[str, str]] = Postings()
         self._lock = threading.Lock()
+        self._writes: dict[tuple[str, str], int] = {}  # (realm, entity) -> writes seen
+        self._realm_writes: dict[str, int] = {}
 
     def add(self, memory: Memory) -> None:
         """Link a live memory in (replacing what was known about its id)."""
         keys = [(memory.realm, name) for name in entities(memory.content)]
         with self._lock:
+            self._bump(self._postings.keys_of(memory.id))
             self._postings.put(memory.id, keys)
+            self._bump(keys)
 
     def add_many(self, memories: Iterable[Memory]) -> None:
         for memory in memories:
@@ -37,7 +45,28 @@ class LinkIndex:
     def remove(self, memory_id: str) -> None:
         """Unlink a memory (forgotten or purged); unknown ids are ignored."""
         with self._lock:
+            self._bump(self._postings.keys_of(memory_id))
             self._postings.drop(memory_id)
+
+    def touch(self, realm: str, names: Iterable[str]) -> None:
+        """Count a write to the clusters of ``names`` (entity keys) other than a memory's."""
+        with self._lock:
+            self._bump([(realm, name) for name in names])
+
+    def writes(self, realm: str, names: Iterable[str]) -> tuple[int, ...]:
+        """The write counts of ``names``: equal tuples mean no write reached them between."""
+        with self._lock:
+            return tuple(self._writes.get((realm, name), 0) for name in names)
+
+    def generation(self, realm: str) -> int:
+        """How many entity writes ``realm`` has seen: unchanged means no write at all."""
+        with self._lock:
+            return self._realm_writes.get(realm, 0)
+
+    def _bump(self, keys: Iterable[tuple[str, str]]) -> None:
+        for key in keys:
+            self._writes[key] = self._writes.get(key, 0) + 1
+            self._realm_writes[key[0]] = self._realm_writes.get(key[0], 0) + 1
 
     def __contains__(self, memory_id: str) -> bool:
         return memory_id in self._postings

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 
 from chitta.errors import SchemaTooNew, StoreCorrupt
+from chitta.store.triplets import entity_key, predicate_key
 
 V1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -125,8 +126,35 @@ CREATE INDEX memories_session ON memories (json_extract(source, '$.session'), id
     WHERE json_extract(source, '$.session') IS NOT NULL;
 """
 
+# Triplets matched by normalised keys (store/triplets.py), indexed so that following one node's
+# edges reads them heaviest first and stops at a bound; and entity aliases per realm. The keys
+# of existing triplets are filled by the same Python functions new writes use.
+V5 = """
+ALTER TABLE triplets ADD COLUMN subject_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE triplets ADD COLUMN predicate_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE triplets ADD COLUMN object_key TEXT NOT NULL DEFAULT '';
+UPDATE triplets SET subject_key = chitta_entity_key(subject),
+    predicate_key = chitta_predicate_key(predicate), object_key = chitta_entity_key(object);
+DROP INDEX triplets_subject;
+DROP INDEX triplets_object;
+CREATE INDEX triplets_out ON triplets (realm, subject_key, predicate_key, weight);
+CREATE INDEX triplets_from ON triplets (realm, subject_key, weight);
+CREATE INDEX triplets_in ON triplets (realm, object_key, weight);
+CREATE INDEX triplets_pair ON triplets (realm, subject_key, object_key);
+CREATE INDEX triplets_source ON triplets (source_memory) WHERE source_memory IS NOT NULL;
+CREATE TABLE entity_aliases (
+    realm         TEXT NOT NULL,
+    alias_key     TEXT NOT NULL,
+    canonical_key TEXT NOT NULL,
+    alias         TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    PRIMARY KEY (realm, alias_key)
+) WITHOUT ROWID;
+CREATE INDEX entity_aliases_canonical ON entity_aliases (realm, canonical_key);
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5)
 LATEST = len(MIGRATIONS)
 
 
@@ -151,6 +179,9 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST) -> tuple[int, int]:
             f"store schema version {start} is newer than this chitta knows ({LATEST}); "
             "upgrade chitta to open it"
         )
+    # V5 fills triplet keys with the functions new writes use.
+    conn.create_function("chitta_entity_key", 1, entity_key, deterministic=True)
+    conn.create_function("chitta_predicate_key", 1, predicate_key, deterministic=True)
     for version in range(start, target):
         # executescript commits first, so each step runs in an explicit transaction of its own.
         conn.executescript(

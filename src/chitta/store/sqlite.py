@@ -32,10 +32,10 @@ from chitta.errors import (
     StoreMissing,
 )
 from chitta.store import access, ann_sidecar, migrations
+from chitta.store import triplets as triplet_table
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.confidence import Confidence
 from chitta.store.corrections import CorrectionIndex
-from chitta.store.entities import normalise
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.lock import InstanceLock
@@ -250,6 +250,12 @@ class Store:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the writer's lock across a read and the write it decides (nothing in between)."""
+        with self._mutex:
+            yield
 
     def _query(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         """Rows of a read. A thread in the middle of a write (it holds the store's lock) reads
@@ -864,45 +870,78 @@ class Store:
 
     def add_triplets(self, triplets: Sequence[Triplet]) -> None:
         with self.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO triplets (id, realm, subject, predicate, object, weight, valid_from,"
-                " invalidated_at, source_memory, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
-                  t.invalidated_at, t.source_memory, t.created_at) for t in triplets],
-            )  # fmt: skip
+            triplet_table.insert(conn, triplets)
+            self._touch_links(triplets)
 
     def triplets(self, realm: str | None = None) -> list[Triplet]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
         rows = self._query(f"SELECT * FROM triplets {where} ORDER BY id", params)
-        return [Triplet(**dict(r)) for r in rows]
+        return [Triplet(**{k: r[k] for k in Triplet.__slots__}) for r in rows]
+
+    def triplet(self, triplet_id: str) -> Triplet | None:
+        return triplet_table.by_id(self._query, triplet_id)
+
+    def invalidate_triplet(self, triplet: Triplet, at: int) -> None:
+        """Mark ``triplet`` invalid from ``at`` on (kept for history)."""
+        with self.transaction() as conn:
+            triplet_table.invalidate(conn, triplet.id, at)
+            self._touch_links([triplet])
+
+    def triplet_reads(self) -> triplet_table.Query:
+        """The read function store/triplets.py's queries take (each thread its connection)."""
+        return self._query
+
+    def add_alias(self, realm: str, alias: str, alias_key: str, canonical_key: str) -> None:
+        with self.transaction() as conn:
+            triplet_table.add_alias(conn, realm, alias, alias_key, canonical_key,
+                                    int(time.time() * 1000))  # fmt: skip
+            if self._links is not None:
+                self._links.touch(realm, (alias_key, canonical_key))
+
+    def remove_alias(self, realm: str, alias_key: str) -> bool:
+        with self.transaction() as conn:
+            removed = triplet_table.remove_alias(conn, realm, alias_key)
+            if removed and self._links is not None:
+                self._links.touch(realm, (alias_key,))
+            return removed
 
     def triplet_neighbours(
-        self, realm: str, names: Iterable[str]
-    ) -> dict[str, list[tuple[str, float]]]:
-        """For each of ``names`` (normalised entity names), the entities at the other end of
-        the realm's current triplets that touch it, with the triplet's weight."""
+        self, realm: str, names: Iterable[str], cap: int = triplet_table.NEIGHBOUR_CAP
+    ) -> tuple[dict[str, list[tuple[str, float, str | None]]], bool]:
+        """For each of ``names`` (entity keys), the entities at the other end of the realm's
+        current triplets that touch it, with the edge's weight and source memory; at most
+        ``cap`` edges per name and side, heaviest first. The flag says a bound cut a read."""
         wanted = sorted(set(names))
-        out: dict[str, list[tuple[str, float]]] = {}
+        out: dict[str, list[tuple[str, float, str | None]]] = {}
         if not wanted:
-            return out
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            # lower(): names are compared normalised; triplets are stored as written.
-            rows = self._query(
-                "SELECT lower(subject), lower(object), weight FROM triplets WHERE realm = ? "
-                f"AND invalidated_at IS NULL AND (lower(subject) IN ({marks}) "
-                f"OR lower(object) IN ({marks}))",
-                (realm, *chunk, *chunk),
-            )
-            chosen = set(chunk)
-            for subject, obj, weight in rows:
-                subject, obj = normalise(subject), normalise(obj)
-                if subject in chosen:
-                    out.setdefault(subject, []).append((obj, weight))
-                if obj in chosen:
-                    out.setdefault(obj, []).append((subject, weight))
-        return out
+            return out, False
+        read = triplet_table.touching(self._query, realm, wanted, int(time.time() * 1000), cap)
+        chosen = set(wanted)
+        for t in read.rows:
+            subject, obj = triplet_table.entity_key(t.subject), triplet_table.entity_key(t.object)
+            if subject in chosen:
+                out.setdefault(subject, []).append((obj, t.weight, t.source_memory))
+            if obj in chosen:
+                out.setdefault(obj, []).append((subject, t.weight, t.source_memory))
+        return out, read.cut
+
+    def triplet_hubs(self, realm: str, limit: int) -> dict[str, int]:
+        """Entity keys with the most source memories over the realm's current triplets."""
+        return triplet_table.hubs(self._query, realm, int(time.time() * 1000), limit)
+
+    def triplets_sourced_by(
+        self, memory_ids: Sequence[str], cap: int = triplet_table.NEIGHBOUR_CAP
+    ) -> dict[str, list[tuple[str, str, float]]]:
+        """Per memory, the current triplets it states: (subject key, object key, weight)."""
+        return triplet_table.sourced_by(self._query, memory_ids, int(time.time() * 1000), cap)
+
+    def _touch_links(self, triplets: Iterable[Triplet]) -> None:
+        """Tell the link index which entities a triplet write changed (attractor caches)."""
+        if self._links is None:
+            return
+        for t in triplets:
+            self._links.touch(t.realm, (triplet_table.entity_key(t.subject),
+                                        triplet_table.entity_key(t.object)))  # fmt: skip
 
     def add_episodes(self, episodes: Sequence[Episode]) -> None:
         with self.transaction() as conn:

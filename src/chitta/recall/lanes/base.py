@@ -35,12 +35,15 @@ class LaneContext:
     topics: tuple[str, ...] = ()  # distinctive words of the session's recent queries
     seeds: tuple[str, ...] = ()
     _loaded: dict[str, Memory | None] = field(default_factory=dict, compare=False, repr=False)
+    #: What a lane wants the reply to say, by lane: that a bound cut its work (graph).
+    notes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def with_seeds(self, seeds: Sequence[str]) -> LaneContext:
         """This context for the derived lanes, seeded with a first fusion's candidates."""
         return LaneContext(
             self.query, self.terms, self.query_vector, self.scope, self.depth, self.store,
             self.common, self.session, self.primed, self.topics, tuple(seeds), self._loaded,
+            self.notes,
         )  # fmt: skip
 
     def memories(self, ids: Sequence[str]) -> dict[str, Memory]:

@@ -2,18 +2,20 @@
 (seed 001, Spreading Activation: strength 0.5, decay 0.5, 3 hops).
 
 Memories are linked when they name the same entity (store/entities.py: a proper name, an
-identifier, a number with a unit), and entities are linked by the current triplets of the
-realm. Activation starts at the best few seeds (1 / rank), and each hop passes on
+identifier, a number with a unit); entities are linked by the current triplets of the realm;
+and a triplet links to the memory that stated it (its source), which leads on to the
+triplet's ends. Activation starts at the best few seeds (1 / rank), and each hop passes on
 ``strength × decay^(hop-1) × link weight`` to every memory one link further; a memory's
 score is all the activation it received. This reaches memories that share no word with the
 question, only a name with something that did: the second hop of a multi-hop question.
 
 An entity named by many memories links little (a speaker's name links everything), so only
 entities in at most ``max_share`` of the realm's memories (and at most ``max_members``) are
-followed, weighted by
-1 / ln(1 + memories naming it); and the work per recall is bounded (``budget`` postings),
-so a hub cannot make recall slow. Activation that lands in an attractor's basin (the
-realm's densest clusters, recall/attractors.py) is multiplied by 1.15.
+followed, weighted by 1 / ln(1 + memories naming it). The work per recall is bounded: at most
+``budget`` memories visited, and ``edges`` triplets read per entity and side, heaviest first,
+so a hub with 100,000 edges cannot make recall slow; the reply's ``bounded`` says when a bound
+cut the spread. Activation that lands in an attractor's basin (the realm's densest clusters
+of entities and triplets, recall/attractors.py) is multiplied by 1.15.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class GraphLane:
     max_members: int = 200
     #: Memories visited per recall, at most; beyond it the spread stops where it is.
     budget: int = 5000
+    #: Triplets followed per entity and side, heaviest first: a hub with 100,000 edges costs
+    #: what this many cost, and the reply's ``bounded`` says when it cut.
+    edges: int = 200
     basin_boost: float = 1.15  # seed 001: activation inside an attractor's basin
     attractors: AttractorCache = field(default_factory=AttractorCache, compare=False)
 
@@ -57,17 +62,21 @@ class GraphLane:
         reached = set(frontier)
         scores: dict[str, float] = {}
         visits = 0
+        cut = False
         for hop in range(self.hops):
             passed = self.strength * self.decay**hop
-            names = {m: links.entities_of(m) for m in frontier}
-            related = ctx.store.triplet_neighbours(realm, {n for ns in names.values() for n in ns})
+            names = self._names(ctx, frontier)
+            related, capped = ctx.store.triplet_neighbours(
+                realm, {n for ns in names.values() for n in ns}, self.edges
+            )
+            cut = cut or capped
             spread: dict[str, float] = {}
             for memory_id, activation in frontier.items():
-                for entity, weight in self._targets(links, realm, names[memory_id], related, limit):
+                for target, weight in self._targets(links, realm, names[memory_id], related, limit):
                     # Sorted, so that sums and the budget's cut are the same in every process
                     # (a set's order depends on the string hash seed).
-                    members = sorted(links.named_by(realm, entity))[: self.budget - visits]
-                    for other in members:
+                    members = sorted(target) if isinstance(target, frozenset) else [target]
+                    for other in members[: self.budget - visits]:
                         visits += 1
                         if other not in starts:
                             spread[other] = spread.get(other, 0.0) + activation * passed * weight
@@ -81,29 +90,51 @@ class GraphLane:
             reached.update(frontier)
             if not frontier or visits >= self.budget:
                 break
+        if visits >= self.budget or cut:
+            ctx.notes[self.name] = (
+                f"bounded: stopped at {self.budget} memories visited"
+                if visits >= self.budget
+                else f"bounded: read the {self.edges} heaviest triplets of a busier entity"
+            )
         if scores and self.basin_boost != 1.0:
-            basins = set().union(*(a.members for a in self.attractors.get(links, realm, limit)))
+            found = self.attractors.get(ctx.store, realm, limit)
+            basins = set().union(*(a.members for a in found))
             for memory_id in basins & scores.keys():
                 scores[memory_id] *= self.basin_boost
         return scoped(ctx, scores)
+
+    @staticmethod
+    def _names(ctx: LaneContext, frontier: Mapping[str, float]) -> dict[str, tuple[str, ...]]:
+        """The entities each frontier memory leads to: those it names, and the ends of the
+        triplets it is the source of."""
+        links = ctx.store.links()
+        stated = ctx.store.triplets_sourced_by(sorted(frontier))
+        out = {}
+        for memory_id in frontier:
+            ends = [e for s, o, _ in stated.get(memory_id, ()) for e in (s, o)]
+            out[memory_id] = tuple(dict.fromkeys((*links.entities_of(memory_id), *ends)))
+        return out
 
     @staticmethod
     def _targets(
         links: LinkIndex,
         realm: str,
         names: tuple[str, ...],
-        related: Mapping[str, list[tuple[str, float]]],
+        related: Mapping[str, list[tuple[str, float, str | None]]],
         limit: float,
-    ) -> list[tuple[str, float]]:
-        """Where a memory naming ``names`` passes activation, with each link's weight: the
-        names themselves, and their neighbours over the realm's current triplets."""
-        out: list[tuple[str, float]] = []
+    ) -> list[tuple[frozenset[str] | str, float]]:
+        """Where a memory leading to ``names`` passes activation, with each link's weight:
+        the memories naming those names; over the realm's current triplets, the memories
+        naming the entity at the other end, and the memory that stated the triplet."""
+        out: list[tuple[frozenset[str] | str, float]] = []
         for name in names:
             df = links.entity_df(realm, name)
             if 2 <= df <= limit:
-                out.append((name, 1.0 / math.log1p(df)))
-            for entity, weight in related.get(name, ()):
+                out.append((links.named_by(realm, name), 1.0 / math.log1p(df)))
+            for entity, weight, source in related.get(name, ()):
                 df = links.entity_df(realm, entity)
                 if 1 <= df <= limit:
-                    out.append((entity, weight / math.log1p(max(df, 2))))
+                    out.append((links.named_by(realm, entity), weight / math.log1p(max(df, 2))))
+                if source is not None:
+                    out.append((source, weight / math.log1p(2)))
         return out

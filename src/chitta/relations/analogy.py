@@ -1,0 +1,198 @@
+"""``recall_analogy(a, b, c)``: a:b :: c:? by proportional relation transfer only (seed 000).
+
+The relation is read off the store, never guessed: the predicates ``P`` of the current edges
+from ``a`` to ``b``, then ``c``'s current outgoing neighbours ``d`` over those predicates. Each
+``d`` is ranked by ``Σ_p w(a→b, p) · w(c→d, p)`` (ties by name) and returned with its
+supporting edges — the a→b edge and the c→d edge of every predicate it shares, with the memories
+that stated them. No model call, no vector: when the store holds no such relation the call
+abstains and says which part is missing:
+
+- ``unknown_entity``: a, b or c is at neither end of any edge of the realm (current or not);
+- ``a_b_unrelated``: no edge leads from a to b now (or at ``as_of``); an edge from b to a, or
+  one that was invalidated, is named in the reason but does not count;
+- ``c_no_edge``: c has no current edge over P; its other predicates are named.
+
+Names are resolved through the realm's aliases. Every read of one node's edges is bounded
+(``cap`` per node and predicate, heaviest first), so a hub with 100,000 edges costs what
+``cap`` rows cost; ``bounded`` says when a bound cut a read, and so that the ranking covers
+the heaviest edges only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chitta.relations.names import check_entity
+from chitta.relations.service import check_limit, check_realm, triplet_to_dict
+from chitta.store import triplets as table
+from chitta.store.records import Triplet
+from chitta.store.sqlite import Store
+from chitta.validate import format_time, parse_time
+
+#: Edges read per node and predicate, heaviest first.
+FANOUT_CAP = 1000
+#: Most answers one call returns.
+MAX_ANSWERS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Support:
+    """Why ``d`` answers: the a→b edge and the c→d edge of one shared predicate."""
+
+    predicate: str
+    ab: Triplet
+    cd: Triplet
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    entity: str  # as the heaviest supporting c→d edge writes it
+    key: str  # its canonical key
+    score: float
+    supports: tuple[Support, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Analogy:
+    a: str
+    b: str
+    c: str
+    resolved: dict[str, str]  # a, b, c -> the canonical keys they were read as
+    as_of: int | None
+    predicates: tuple[str, ...]  # P: the predicates from a to b
+    answers: tuple[Answer, ...]
+    abstained: bool
+    reason_code: str | None  # unknown_entity | a_b_unrelated | c_no_edge
+    reason: str | None
+    bounded: tuple[str, ...] = field(default_factory=tuple)  # what a bound cut, in words
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a, "b": self.b, "c": self.c, "resolved": self.resolved,
+            "as_of": format_time(self.as_of), "predicates": list(self.predicates),
+            "abstained": self.abstained, "reason_code": self.reason_code,
+            "reason": self.reason, "bounded": bool(self.bounded), "bounds": list(self.bounded),
+            "answers": [
+                {"entity": x.entity, "key": x.key, "score": round(x.score, 6),
+                 "supports": [{"predicate": s.predicate, "ab": triplet_to_dict(s.ab),
+                               "cd": triplet_to_dict(s.cd)} for s in x.supports]}
+                for x in self.answers
+            ],
+        }  # fmt: skip
+
+
+def recall_analogy(
+    store: Store,
+    a: object,
+    b: object,
+    c: object,
+    *,
+    now: int,
+    realm: object = None,
+    as_of: object = None,
+    limit: object = 10,
+    cap: int = FANOUT_CAP,
+) -> Analogy:
+    """a:b :: c:? over ``realm``'s triplets current now (or at ``as_of``)."""
+    realm_name = check_realm(realm)
+    given = {"a": check_entity(a, "a"), "b": check_entity(b, "b"), "c": check_entity(c, "c")}
+    at_given = parse_time(as_of, "as_of")
+    most = check_limit(limit, MAX_ANSWERS)
+    at = now if at_given is None else at_given
+    reads = store.triplet_reads()
+    names = {k: table.names_of(reads, realm_name, key) for k, (_, key) in given.items()}
+    base = _Base(given["a"][0], given["b"][0], given["c"][0],
+                 {k: ns[0] for k, ns in names.items()}, at_given)  # fmt: skip
+
+    unknown = [
+        f"{k} {given[k][0]!r}" for k in names if not table.known(reads, realm_name, names[k])
+    ]
+    if unknown:
+        return base.abstain(
+            (), "unknown_entity",
+            f"no edge of realm {realm_name!r} names {' or '.join(unknown)}",
+        )  # fmt: skip
+
+    ab = table.between(reads, realm_name, names["a"], names["b"], at, cap)
+    if not ab.rows:
+        return base.abstain((), "a_b_unrelated", _unrelated(reads, realm_name, names, at, base))
+
+    heaviest: dict[str, Triplet] = {}
+    for t in ab.rows:  # heaviest first: the first edge of each predicate is its best
+        heaviest.setdefault(table.predicate_key(t.predicate), t)
+    predicates = tuple(heaviest)
+    cd = table.outgoing(reads, realm_name, names["c"], predicates, at, cap)
+    bounded = [f"more than {cap} edges from a to b; read the {cap} heaviest"] if ab.cut else []
+    if cd.cut:
+        bounded.append(f"c has more than {cap} edges over a predicate; ranked its {cap} heaviest")
+    answers = _rank(reads, realm_name, heaviest, cd.rows)[:most]
+    if not answers:
+        others = table.out_predicates(reads, realm_name, names["c"], at)
+        tail = f"; its current edges are over: {', '.join(others)}" if others else (
+            "; it has no current outgoing edge at all")  # fmt: skip
+        return base.abstain(
+            predicates, "c_no_edge",
+            f"{base.c!r} has no current edge over {', '.join(predicates)}{tail}",
+            bounded,
+        )  # fmt: skip
+    return Analogy(base.a, base.b, base.c, base.resolved, at_given, predicates, tuple(answers),
+                   False, None, None, tuple(bounded))  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Base:
+    a: str
+    b: str
+    c: str
+    resolved: dict[str, str]
+    as_of: int | None
+
+    def abstain(
+        self, predicates: Sequence[str], code: str, reason: str, bounded: Sequence[str] = ()
+    ) -> Analogy:
+        return Analogy(self.a, self.b, self.c, self.resolved, self.as_of, tuple(predicates), (),
+                       True, code, reason, tuple(bounded))  # fmt: skip
+
+
+def _rank(
+    reads: table.Query, realm: str, heaviest: dict[str, Triplet], edges: Sequence[Triplet]
+) -> list[Answer]:
+    """c's neighbours by Σ_p w(a→b, p) · w(c→d, p), each with one support per predicate."""
+    roots = {t.id: table.canonical(reads, realm, table.entity_key(t.object)) for t in edges}
+    supports: dict[str, dict[str, Triplet]] = {}
+    for t in edges:  # keep each d's heaviest edge of each predicate
+        held = supports.setdefault(roots[t.id], {})
+        p = table.predicate_key(t.predicate)
+        if p not in held or (t.weight, held[p].id) > (held[p].weight, t.id):
+            held[p] = t
+    answers = []
+    for key, by_predicate in supports.items():
+        score = sum(heaviest[p].weight * t.weight for p, t in by_predicate.items())
+        best = max(by_predicate.values(), key=lambda t: (t.weight, t.id))
+        held = tuple(Support(p, heaviest[p], t) for p, t in by_predicate.items())
+        answers.append(Answer(best.object, key, score, held))
+    answers.sort(key=lambda x: (-x.score, x.key))
+    return answers
+
+
+def _unrelated(
+    reads: table.Query, realm: str, names: dict[str, tuple[str, ...]], at: int, base: _Base
+) -> str:
+    """Why a and b count as unrelated, with what the store does hold between them."""
+    reason = f"no current edge leads from {base.a!r} to {base.b!r}"
+    back = table.between(reads, realm, names["b"], names["a"], at, 5).rows
+    past = table.find(reads, realm, subjects=names["a"], objects=names["b"], at=None, limit=5)
+    if past:
+        dates = ", ".join(
+            f"{t.predicate} (invalidated {format_time(t.invalidated_at)})"
+            if t.invalidated_at is not None
+            else f"{t.predicate} (valid from {format_time(t.valid_from)})"
+            for t in past
+        )
+        reason += f"; the edges it had are not current: {dates}"
+    if back:
+        preds = ", ".join(dict.fromkeys(t.predicate for t in back))
+        reason += f"; edges lead the other way, from {base.b!r} to {base.a!r} ({preds})"
+    return reason

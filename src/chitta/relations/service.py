@@ -1,0 +1,212 @@
+"""Writing and reading a store's triplets and entity aliases, with every input checked first
+(a refused call changes nothing)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chitta.config import DEFAULT_REALM
+from chitta.errors import BadArgument, BadDate, BadName, MemoryNotFound, TripletNotFound
+from chitta.relations.names import SELF_LOOP_PREDICATES, check_entity, check_predicate
+from chitta.store import triplets as table
+from chitta.store.ids import new_id
+from chitta.store.records import Triplet
+from chitta.store.sqlite import Store
+from chitta.validate import check_scope_name, format_time, parse_time
+
+#: Most triplets one find returns.
+MAX_FIND = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What ``add`` did: the edge, and whether an equal current edge was already there
+    (then nothing was written)."""
+
+    triplet: Triplet
+    existing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Invalidated:
+    triplet: Triplet
+    already: bool  # it was invalidated before this call; nothing changed
+
+
+def triplet_to_dict(t: Triplet) -> dict[str, Any]:
+    """A triplet for a reply: its fields, times in ISO 8601, and its keys."""
+    return {
+        "id": t.id, "realm": t.realm, "subject": t.subject, "predicate": t.predicate,
+        "object": t.object, "predicate_key": table.predicate_key(t.predicate),
+        "weight": t.weight, "valid_from": format_time(t.valid_from),
+        "invalidated_at": format_time(t.invalidated_at), "source_memory": t.source_memory,
+        "created_at": format_time(t.created_at),
+    }  # fmt: skip
+
+
+def check_realm(realm: object) -> str:
+    return check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM
+
+
+def check_weight(weight: object) -> float:
+    if isinstance(weight, bool) or not isinstance(weight, int | float):
+        raise BadArgument(f"weight must be a number in (0, 1], got {type(weight).__name__}")
+    if not math.isfinite(weight) or not 0 < weight <= 1:
+        raise BadArgument(f"weight {weight!r} is outside (0, 1]")
+    return float(weight)
+
+
+def check_limit(limit: object, most: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
+        raise BadArgument(f"limit must be a whole number from 1 to {most}, got {limit!r}")
+    return limit
+
+
+class Relations:
+    """A store's triplets and aliases, written and read under the rules of docs/relations.md."""
+
+    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+        self.store = store
+        self.clock = clock
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def add(
+        self,
+        subject: object,
+        predicate: object,
+        object_: object,
+        *,
+        weight: object = 1.0,
+        valid_from: object = None,
+        source_memory: object = None,
+        realm: object = None,
+    ) -> Added:
+        """Store the edge ``subject —predicate→ object``; an equal current edge is returned
+        instead of written twice."""
+        realm_name = check_realm(realm)
+        subject_text, subject_key = check_entity(subject, "subject")
+        predicate_text, predicate_key = check_predicate(predicate)
+        object_text, object_key = check_entity(object_, "object")
+        w = check_weight(weight)
+        now = self.clock()
+        start = parse_time(valid_from, "valid_from")
+        source = self._check_source(source_memory, realm_name)
+        reads = self.store.triplet_reads()
+        same = table.canonical(reads, realm_name, subject_key) == table.canonical(
+            reads, realm_name, object_key
+        )
+        if same and predicate_key not in SELF_LOOP_PREDICATES:
+            raise BadName(
+                f"a {predicate_key} edge from {subject_text!r} to itself makes no sense; only "
+                f"{', '.join(sorted(SELF_LOOP_PREDICATES))} may loop (recursion)"
+            )
+        triplet = Triplet(
+            id=new_id(now), realm=realm_name, subject=subject_text, predicate=predicate_text,
+            object=object_text, weight=w, valid_from=now if start is None else start,
+            invalidated_at=None, source_memory=source, created_at=now,
+        )  # fmt: skip
+        with self.store.write_lock():
+            existing = table.same_current(reads, triplet, max(now, triplet.valid_from))
+            if existing is not None:
+                return Added(existing, existing=True)
+            self.store.add_triplets([triplet])
+        return Added(triplet, existing=False)
+
+    def invalidate(self, triplet_id: object, at: object = None) -> Invalidated:
+        """Mark an edge invalid from ``at`` (default now); it stays for history."""
+        if not isinstance(triplet_id, str) or not triplet_id.strip():
+            raise BadArgument("id must be a triplet id (text)")
+        when = parse_time(at, "invalidated_at")
+        with self.store.write_lock():
+            found = self.store.triplet(triplet_id.strip())
+            if found is None:
+                raise TripletNotFound(f"no triplet {triplet_id.strip()!r}")
+            if found.invalidated_at is not None:
+                return Invalidated(found, already=True)
+            when = self.clock() if when is None else when
+            if when < found.valid_from:
+                raise BadDate(
+                    f"invalidated_at {format_time(when)} is before the edge's valid_from "
+                    f"{format_time(found.valid_from)}"
+                )
+            self.store.invalidate_triplet(found, when)
+        return Invalidated(Triplet(**{**_fields(found), "invalidated_at": when}), already=False)
+
+    def alias(self, alias: object, canonical: object, realm: object = None) -> tuple[str, str]:
+        """Make ``alias`` name the same entity as ``canonical``; returns their keys (the
+        canonical one resolved, so chains never form)."""
+        realm_name = check_realm(realm)
+        alias_text, alias_key = check_entity(alias, "alias")
+        _, canonical_key = check_entity(canonical, "canonical")
+        with self.store.write_lock():
+            root = table.canonical(self.store.triplet_reads(), realm_name, canonical_key)
+            if root == alias_key:
+                raise BadName(f"{alias_text!r} cannot be an alias of itself")
+            self.store.add_alias(realm_name, alias_text, alias_key, root)
+        return alias_key, root
+
+    def unalias(self, alias: object, realm: object = None) -> bool:
+        """Forget an alias; False when there was none."""
+        _, key = check_entity(alias, "alias")
+        return self.store.remove_alias(check_realm(realm), key)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def find(
+        self,
+        *,
+        subject: object = None,
+        predicate: object = None,
+        object_: object = None,
+        realm: object = None,
+        as_of: object = None,
+        include_invalidated: bool = False,
+        limit: object = 100,
+    ) -> list[Triplet]:
+        """Edges matching the names given (aliases resolved), newest first: those current now
+        or at ``as_of``, or every one with ``include_invalidated``."""
+        realm_name = check_realm(realm)
+        reads = self.store.triplet_reads()
+        subjects = self._names(reads, realm_name, subject, "subject")
+        objects = self._names(reads, realm_name, object_, "object")
+        predicate_key = None if predicate is None else check_predicate(predicate)[1]
+        at = parse_time(as_of, "as_of")
+        if include_invalidated and at is not None:
+            raise BadArgument("give as_of or include_invalidated, not both")
+        at = None if include_invalidated else (self.clock() if at is None else at)
+        return table.find(reads, realm_name, subjects=subjects, predicate=predicate_key,
+                          objects=objects, at=at, limit=check_limit(limit, MAX_FIND))  # fmt: skip
+
+    def aliases(self, realm: object = None) -> list[dict[str, Any]]:
+        rows = table.aliases(self.store.triplet_reads(), check_realm(realm))
+        return [{"realm": r, "alias": a, "alias_key": k, "canonical_key": c,
+                 "created_at": format_time(t)} for r, a, k, c, t in rows]  # fmt: skip
+
+    @staticmethod
+    def _names(reads: table.Query, realm: str, name: object, what: str) -> tuple[str, ...]:
+        if name is None:
+            return ()
+        return table.names_of(reads, realm, check_entity(name, what)[1])
+
+    def _check_source(self, source: object, realm: str) -> str | None:
+        if source is None or source == "":
+            return None
+        if not isinstance(source, str):
+            raise BadArgument(f"source_memory must be a memory id, got {type(source).__name__}")
+        try:
+            memory = self.store.get(source.strip())
+        except MemoryNotFound as exc:
+            raise MemoryNotFound(f"source_memory: {exc}") from None
+        if memory.realm != realm:
+            raise BadArgument(
+                f"source_memory {memory.id} is in realm {memory.realm!r}, not {realm!r}"
+            )
+        return memory.id
+
+
+def _fields(t: Triplet) -> dict[str, Any]:
+    return {name: getattr(t, name) for name in Triplet.__slots__}

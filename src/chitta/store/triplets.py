@@ -1,0 +1,305 @@
+"""The triplet table: a realm's temporal knowledge graph (seed 001, TripletEntry), in SQL.
+
+Names are stored as written and matched by key: ``entity_key`` folds case, spaces and trailing
+punctuation (the form store/entities.py gives the entities it finds in memories, so a triplet's
+ends meet the memories that name them); ``predicate_key`` also reads spaces and hyphens as
+``_``, so ``Lives In``, ``lives-in`` and ``lives_in`` are one predicate. An alias maps one
+entity key to another in a realm; aliases are resolved when a name is looked up, so adding one
+later joins the edges already stored under either name.
+
+An edge is current at time ``t`` when ``valid_from <= t`` and it was not invalidated at or
+before ``t``; invalidated edges stay in the table for history (``as_of``).
+
+Reads that follow one node's edges are bounded (``cap`` rows per node and predicate, heaviest
+first, read from an index in that order), so a hub with 100,000 edges costs what ``cap``
+costs; the caller is told when a bound cut the read.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from chitta.store.entities import normalise
+from chitta.store.records import Triplet
+
+Query = Callable[[str, Sequence[object]], list[sqlite3.Row]]
+
+#: Seed 001's predicates; any other predicate is accepted too.
+SEED_PREDICATES = ("calls", "contains", "imports", "inherits", "corrects", "relates_to")
+#: Edges read per node and side when the graph lane follows a node's triplets.
+NEIGHBOUR_CAP = 200
+_PREDICATE_SEPARATORS = re.compile(r"[\s\-_]+")
+_COLUMNS = (
+    "id, realm, subject, predicate, object, weight, valid_from, invalidated_at, source_memory, "
+    "created_at"
+)
+
+
+def entity_key(name: str) -> str:
+    """The key an entity name is matched by: Unicode-folded (NFKC), lower case, single
+    spaces, no trailing punctuation."""
+    return normalise(unicodedata.normalize("NFKC", name))
+
+
+def predicate_key(name: str) -> str:
+    """The key a predicate is matched by: an entity key with spaces and hyphens as ``_``."""
+    return _PREDICATE_SEPARATORS.sub("_", entity_key(name)).strip("_")
+
+
+@dataclass(frozen=True, slots=True)
+class Bounded:
+    """Rows a bounded read returned, and whether the bound cut any."""
+
+    rows: tuple[Triplet, ...]
+    cut: bool
+
+
+def current(at: int) -> tuple[str, tuple[int, int]]:
+    """The SQL condition (and its parameters) for an edge current at ``at``."""
+    return "valid_from <= ? AND (invalidated_at IS NULL OR invalidated_at > ?)", (at, at)
+
+
+def insert(conn: sqlite3.Connection, triplets: Iterable[Triplet]) -> None:
+    conn.executemany(
+        f"INSERT INTO triplets ({_COLUMNS}, subject_key, predicate_key, object_key) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [(t.id, t.realm, t.subject, t.predicate, t.object, t.weight, t.valid_from,
+          t.invalidated_at, t.source_memory, t.created_at, entity_key(t.subject),
+          predicate_key(t.predicate), entity_key(t.object)) for t in triplets],
+    )  # fmt: skip
+
+
+def by_id(query: Query, triplet_id: str) -> Triplet | None:
+    rows = query(f"SELECT {_COLUMNS} FROM triplets WHERE id = ?", (triplet_id,))
+    return _triplet(rows[0]) if rows else None
+
+
+def same_current(query: Query, t: Triplet, at: int) -> Triplet | None:
+    """A current edge with ``t``'s realm, keys and ends, if one exists."""
+    cond, params = current(at)
+    rows = query(
+        f"SELECT {_COLUMNS} FROM triplets WHERE realm = ? AND subject_key = ? AND "
+        f"object_key = ? AND predicate_key = ? AND {cond} ORDER BY id LIMIT 1",
+        (t.realm, entity_key(t.subject), entity_key(t.object), predicate_key(t.predicate),
+         *params),
+    )  # fmt: skip
+    return _triplet(rows[0]) if rows else None
+
+
+def invalidate(conn: sqlite3.Connection, triplet_id: str, at: int) -> None:
+    conn.execute("UPDATE triplets SET invalidated_at = ? WHERE id = ?", (at, triplet_id))
+
+
+def between(
+    query: Query, realm: str, subjects: Sequence[str], objects: Sequence[str], at: int, cap: int
+) -> Bounded:
+    """Current edges from any of ``subjects`` to any of ``objects`` (keys), heaviest first."""
+    cond, params = current(at)
+    rows = query(
+        f"SELECT {_COLUMNS} FROM triplets WHERE realm = ? AND subject_key IN ({_marks(subjects)})"
+        f" AND object_key IN ({_marks(objects)}) AND {cond} ORDER BY weight DESC, id LIMIT ?",
+        (realm, *subjects, *objects, *params, cap + 1),
+    )
+    return Bounded(tuple(_triplet(r) for r in rows[:cap]), len(rows) > cap)
+
+
+def outgoing(
+    query: Query, realm: str, subjects: Sequence[str], predicates: Sequence[str], at: int, cap: int
+) -> Bounded:
+    """Current edges from ``subjects`` over ``predicates`` (keys): at most ``cap`` per subject
+    and predicate, heaviest first; ``cut`` when a node had more."""
+    cond, params = current(at)
+    found: list[Triplet] = []
+    cut = False
+    for subject in subjects:
+        for predicate in predicates:
+            # One (subject, predicate) at a time: the index hands rows over in weight order,
+            # so the LIMIT stops the read after cap rows, however many edges the node has.
+            rows = query(
+                f"SELECT {_COLUMNS} FROM triplets INDEXED BY triplets_out WHERE realm = ? AND "
+                f"subject_key = ? AND predicate_key = ? AND {cond} "
+                "ORDER BY weight DESC LIMIT ?",
+                (realm, subject, predicate, *params, cap + 1),
+            )
+            found.extend(_triplet(r) for r in rows[:cap])
+            cut = cut or len(rows) > cap
+    return Bounded(tuple(found), cut)
+
+
+def out_predicates(query: Query, realm: str, subjects: Sequence[str], at: int) -> list[str]:
+    """The predicates (keys) of the current edges leaving ``subjects``."""
+    cond, params = current(at)
+    rows = query(
+        f"SELECT DISTINCT predicate_key FROM triplets WHERE realm = ? AND subject_key IN "
+        f"({_marks(subjects)}) AND {cond} ORDER BY predicate_key LIMIT 50",
+        (realm, *subjects, *params),
+    )
+    return [r[0] for r in rows]
+
+
+def known(query: Query, realm: str, keys: Sequence[str]) -> bool:
+    """Whether any edge of ``realm``, current or not, has one of ``keys`` at either end."""
+    marks = _marks(keys)
+    rows = query(
+        f"SELECT 1 FROM triplets WHERE realm = ? AND subject_key IN ({marks}) UNION ALL "
+        f"SELECT 1 FROM triplets WHERE realm = ? AND object_key IN ({marks}) LIMIT 1",
+        (realm, *keys, realm, *keys),
+    )
+    return bool(rows)
+
+
+def touching(query: Query, realm: str, keys: Sequence[str], at: int, cap: int) -> Bounded:
+    """Current edges with one of ``keys`` at either end: at most ``cap`` per key and side,
+    heaviest first."""
+    cond, params = current(at)
+    found: dict[str, Triplet] = {}
+    cut = False
+    for key in keys:
+        for column, index in (("subject_key", "triplets_from"), ("object_key", "triplets_in")):
+            rows = query(
+                f"SELECT {_COLUMNS} FROM triplets INDEXED BY {index} WHERE realm = ? AND "
+                f"{column} = ? AND {cond} ORDER BY weight DESC LIMIT ?",
+                (realm, key, *params, cap + 1),
+            )
+            for r in rows[:cap]:
+                found.setdefault(r["id"], _triplet(r))
+            cut = cut or len(rows) > cap
+    return Bounded(tuple(found[i] for i in sorted(found)), cut)
+
+
+def find(
+    query: Query,
+    realm: str,
+    *,
+    subjects: Sequence[str] = (),
+    predicate: str | None = None,
+    objects: Sequence[str] = (),
+    at: int | None,
+    limit: int,
+) -> list[Triplet]:
+    """Edges matching the given keys, newest first: current at ``at``, or all if ``at`` is
+    None."""
+    where, params = ["realm = ?"], [realm]
+    if subjects:
+        where.append(f"subject_key IN ({_marks(subjects)})")
+        params.extend(subjects)
+    if predicate is not None:
+        where.append("predicate_key = ?")
+        params.append(predicate)
+    if objects:
+        where.append(f"object_key IN ({_marks(objects)})")
+        params.extend(objects)
+    if at is not None:
+        cond, extra = current(at)
+        where.append(cond)
+        params.extend(extra)
+    rows = query(
+        f"SELECT {_COLUMNS} FROM triplets WHERE {' AND '.join(where)} "
+        "ORDER BY valid_from DESC, id LIMIT ?",
+        (*params, limit),
+    )
+    return [_triplet(r) for r in rows]
+
+
+def hubs(query: Query, realm: str, at: int, limit: int) -> dict[str, int]:
+    """The ``limit`` entity keys with the most distinct source memories over current edges."""
+    cond, params = current(at)
+    rows = query(
+        "SELECT key, count(DISTINCT source_memory) AS n FROM ("
+        f"SELECT subject_key AS key, source_memory FROM triplets WHERE realm = ? AND {cond} "
+        "AND source_memory IS NOT NULL UNION ALL "
+        f"SELECT object_key, source_memory FROM triplets WHERE realm = ? AND {cond} "
+        "AND source_memory IS NOT NULL) GROUP BY key ORDER BY n DESC, key LIMIT ?",
+        (realm, *params, realm, *params, limit),
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+def sourced_by(
+    query: Query, memory_ids: Sequence[str], at: int, cap: int
+) -> dict[str, list[tuple[str, str, float]]]:
+    """Per memory, the current edges it is the source of: (subject key, object key, weight),
+    at most ``cap`` each."""
+    cond, params = current(at)
+    out: dict[str, list[tuple[str, str, float]]] = {}
+    for start in range(0, len(memory_ids), 500):
+        chunk = list(memory_ids[start : start + 500])
+        rows = query(
+            "SELECT source_memory, subject_key, object_key, weight FROM triplets "
+            f"WHERE source_memory IN ({_marks(chunk)}) AND {cond} ORDER BY weight DESC, id",
+            (*chunk, *params),
+        )
+        for memory_id, subject, obj, weight in rows:
+            edges = out.setdefault(memory_id, [])
+            if len(edges) < cap:
+                edges.append((subject, obj, weight))
+    return out
+
+
+# --- aliases ------------------------------------------------------------------------------
+
+
+def canonical(query: Query, realm: str, key: str) -> str:
+    """The entity key that ``key`` is an alias of, or ``key`` itself."""
+    rows = query(
+        "SELECT canonical_key FROM entity_aliases WHERE realm = ? AND alias_key = ?", (realm, key)
+    )
+    return rows[0][0] if rows else key
+
+
+def names_of(query: Query, realm: str, key: str) -> tuple[str, ...]:
+    """Every key that means the entity ``key`` (canonical first, then its aliases)."""
+    root = canonical(query, realm, key)
+    rows = query(
+        "SELECT alias_key FROM entity_aliases WHERE realm = ? AND canonical_key = ? "
+        "ORDER BY alias_key",
+        (realm, root),
+    )
+    return (root, *(r[0] for r in rows))
+
+
+def add_alias(
+    conn: sqlite3.Connection, realm: str, alias: str, alias_key: str, canonical_key: str, at: int
+) -> None:
+    """Make ``alias_key`` mean ``canonical_key``; aliases of ``alias_key`` follow it, so no
+    chain is ever longer than one step."""
+    conn.execute(
+        "UPDATE entity_aliases SET canonical_key = ? WHERE realm = ? AND canonical_key = ?",
+        (canonical_key, realm, alias_key),
+    )
+    conn.execute(
+        "INSERT INTO entity_aliases (realm, alias_key, canonical_key, alias, created_at) "
+        "VALUES (?,?,?,?,?) ON CONFLICT (realm, alias_key) DO UPDATE SET "
+        "canonical_key = excluded.canonical_key, alias = excluded.alias",
+        (realm, alias_key, canonical_key, alias, at),
+    )
+
+
+def remove_alias(conn: sqlite3.Connection, realm: str, alias_key: str) -> bool:
+    cursor = conn.execute(
+        "DELETE FROM entity_aliases WHERE realm = ? AND alias_key = ?", (realm, alias_key)
+    )
+    return cursor.rowcount > 0
+
+
+def aliases(query: Query, realm: str | None) -> list[tuple[str, str, str, str, int]]:
+    """(realm, alias as written, alias key, canonical key, created_at) rows, by realm and key."""
+    where, params = ("WHERE realm = ?", (realm,)) if realm is not None else ("", ())
+    rows = query(
+        f"SELECT realm, alias, alias_key, canonical_key, created_at FROM entity_aliases {where} "
+        "ORDER BY realm, alias_key",
+        params,
+    )
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+def _marks(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values)) or "NULL"
+
+
+def _triplet(row: sqlite3.Row) -> Triplet:
+    return Triplet(**{k: row[k] for k in _COLUMNS.replace(" ", "").split(",")})
