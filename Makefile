@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 EXPORT_STAMP := $(VENV)/.installed-export
 
-.PHONY: install install-export run test test-export test-peers lint format bench clean
+.PHONY: install install-export browser run test test-export test-peers lint format bench clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -35,7 +35,11 @@ run: install
 	$(VENV)/bin/chitta init
 	$(VENV)/bin/chitta serve
 
-test: install
+# Debian's chromium for the HTML report's browser test; does nothing when it is installed.
+browser:
+	.ci/install-chromium
+
+test: install browser
 	$(PY) -m pytest -q
 
 test-peers: install
