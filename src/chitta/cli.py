@@ -20,6 +20,7 @@ import click
 
 from chitta import __version__
 from chitta.cli_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
+from chitta.cli_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
 from chitta.cli_bench import bench
 from chitta.cli_calibrate import calibrate
 from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`

@@ -115,6 +115,14 @@ def _fail(exc: ChittaError) -> None:
     type=click.Path(path_type=Path),
     help="Where the systems' stores go (default: a temporary folder).",
 )
+@click.option(
+    "--triplets",
+    type=click.Choice(["none", "co-mention"]),
+    default="none",
+    show_default=True,
+    help="Give chitta's store triplets: co-mention relates the entities named in one turn "
+    "(bench/comention.py), for the graph lane to spread over.",
+)
 def locomo(**opts: Any) -> None:
     """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
     try:
@@ -126,7 +134,7 @@ def locomo(**opts: Any) -> None:
 def _locomo(
     data: Path | None, strategy: str, ablate: str | None, fusion: str | None,
     ablation_matrix: bool, systems_opt: str, conversations: str | None, k: int, smoke: bool,
-    out: Path, append_docs: Path | None, workdir: Path | None,
+    out: Path, append_docs: Path | None, workdir: Path | None, triplets: str = "none",
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -154,7 +162,8 @@ def _locomo(
     with tempfile.TemporaryDirectory(prefix="chitta-bench-") as tmp:
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
-                                        console, fusion, matrix=ablation_matrix)  # fmt: skip
+                                        console, fusion, matrix=ablation_matrix,
+                                        triplets=triplets)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -169,6 +178,7 @@ def _locomo(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
+                  "triplets": triplets,
                   "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
@@ -207,6 +217,7 @@ def _build_systems(
     fusion: str | None = None,
     *,
     matrix: bool = False,
+    triplets: str = "none",
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
     ``matrix``, each chitta strategy also runs once per lane (and post-fusion stage) with that
@@ -226,7 +237,7 @@ def _build_systems(
     systems: list = []
     notes: list[str] = []
     if "chitta" in wanted:
-        store = ChittaStore(base / "chitta", inner)
+        store = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets)
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
             # An unknown strategy or fusion fails here, naming the known ones.

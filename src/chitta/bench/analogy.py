@@ -181,6 +181,7 @@ def markdown(record: dict[str, Any]) -> str:
         f"| correct abstentions (right reason) | {record['correct_abstentions']} / {n} |\n"
         f"| negatives answered | {record['negative_answered']} / {n} |\n"
         f"| unsupported answers | {record['unsupported_answers']} |\n"
+        f"| RPC replies equal the in-process ones | {record['rpc_same_as_in_process']} |\n"
         f"| RPC p50 / p95 ms (socket, {record['rounds']} rounds) | "
         f"{record['rpc_ms']['p50']} / {record['rpc_ms']['p95']} |\n"
         f"| in-process p50 / p95 ms | {record['in_process_ms']['p50']} / "

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from chitta.api import Chitta
+from chitta.bench.comention import co_mention_triplets
 from chitta.bench.locomo import Conversation
 from chitta.config import Settings
 from chitta.embed.base import Embedder
@@ -24,9 +25,10 @@ from chitta.validate import format_time
 class ChittaStore:
     """One benchmark store shared by the chitta systems of a run."""
 
-    def __init__(self, home: Path, embedder: Embedder) -> None:
+    def __init__(self, home: Path, embedder: Embedder, triplets: str | None = None) -> None:
         self.home = home
         self.embedder = embedder
+        self.triplets = triplets  # "co-mention": derive triplets from the turns (comention.py)
         self.chitta: Chitta | None = None
         self.turn_of: dict[str, str] = {}  # memory id -> dia_id
         self.loaded: set[str] = set()
@@ -48,6 +50,9 @@ class ChittaStore:
         self.refused.extend((realm, message) for _, message in report.errors)
         for m in chitta.store.iter_memories(realm=realm):
             self.turn_of[m.id] = m.source.ref or ""
+        if self.triplets == "co-mention":
+            memories = list(chitta.store.iter_memories(realm=realm))
+            chitta.store.add_triplets(co_mention_triplets(memories, chitta.clock()))
         self.loaded.add(realm)
 
     def close(self) -> None:
