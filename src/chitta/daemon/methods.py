@@ -97,7 +97,7 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
         include_superseded=p.get("include_superseded", False), fusion=p.get("fusion"),
         cross_realm=p.get("cross_realm", False), disable_hdc=p.get("disable_hdc", False),
         session=p.get("session"), rerank=p.get("rerank", True), trace=p.get("trace", False),
-        time_cue=p.get("time_cue"),
+        time_cue=p.get("time_cue"), record=p.get("record", True),
     )  # fmt: skip
     return {"ok": True, **result_to_dict(result)}
 
@@ -226,6 +226,7 @@ METHODS: Mapping[str, Method] = {
                 "rerank": _FLAG,
                 "trace": _FLAG,
                 "time_cue": _OPTIONAL_OBJECT,
+                "record": _FLAG,  # false: no access history (cited recall's other stores)
             },
             writes=False,
         ),  # fmt: skip
