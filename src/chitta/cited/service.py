@@ -1,0 +1,34 @@
+"""Cited recall over an open store: the configured sources built, asked, and closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from chitta.cited.base import CitedAnswer
+from chitta.cited.config import load_cited_settings
+from chitta.cited.run import cited_recall
+from chitta.cited.sources import build_sources, close_sources
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
+    from chitta.config import EmbedSettings
+
+
+def answer(
+    chitta: Chitta | None,
+    home: Path,
+    query: str,
+    *,
+    limit: int | None = None,
+    config: Path | None = None,
+    embed: EmbedSettings | None = None,
+) -> CitedAnswer:
+    """``query`` answered from the sources of ``config`` (default ``<home>/cited.toml``; with
+    no file, this store's default realm alone), with citations, or an abstention."""
+    settings = load_cited_settings(config, home)
+    sources = build_sources(settings, chitta, embed=embed)
+    try:
+        return cited_recall(sources, query, settings, limit=limit)
+    finally:
+        close_sources(sources)
