@@ -30,9 +30,11 @@ from chitta.errors import ChittaError
 )
 @click.option("--rounds", type=int, default=5, show_default=True,
               help="Times each case is asked, for the latency figures.")  # fmt: skip
+@click.option("--hub", type=int, default=100_000, show_default=True,
+              help="Also time a hub with this many edges (0: skip).")  # fmt: skip
 @out_option("analogy")
 @APPEND_DOCS_OPTION
-def analogy(fixture: Path, rounds: int, out: Path, append_docs: Path | None) -> None:
+def analogy(fixture: Path, rounds: int, hub: int, out: Path, append_docs: Path | None) -> None:
     """recall_analogy on the frozen cases: hit@1, hit@3, correct abstentions, unsupported
     answers (must be 0) and the latency through a real daemon's socket."""
     from chitta.bench import analogy as bench_analogy
@@ -41,7 +43,7 @@ def analogy(fixture: Path, rounds: int, out: Path, append_docs: Path | None) -> 
     started = time.time()
     try:
         with tempfile.TemporaryDirectory(prefix="chitta-analogy-") as tmp:
-            figures = bench_analogy.run(Path(tmp), fixture, rounds=rounds)
+            figures = bench_analogy.run(Path(tmp), fixture, rounds=rounds, hub=hub)
     except ChittaError as exc:
         _fail(exc)
         return

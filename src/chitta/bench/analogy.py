@@ -23,6 +23,8 @@ from chitta.daemon.client import DaemonClient
 from chitta.daemon.launch import spawn_daemon, wait_for_daemon
 from chitta.errors import BadArgument
 from chitta.store import triplets as table
+from chitta.store.ids import new_id
+from chitta.store.records import Triplet
 
 FIXTURE = Path("benchmarks/analogy")
 
@@ -47,7 +49,9 @@ def cases(folder: Path) -> list[dict[str, Any]]:
     return json.loads((folder / "cases.json").read_text(encoding="utf-8"))["cases"]
 
 
-def run(home: Path, folder: Path = FIXTURE, *, rounds: int = 5) -> dict[str, Any]:
+def run(
+    home: Path, folder: Path = FIXTURE, *, rounds: int = 5, hub: int = 100_000
+) -> dict[str, Any]:
     """The benchmark's figures over a new store under ``home``."""
     if not (folder / "store.json").is_file():
         raise BadArgument(f"no analogy fixture at {folder} (store.json, cases.json)")
@@ -68,7 +72,44 @@ def run(home: Path, folder: Path = FIXTURE, *, rounds: int = 5) -> dict[str, Any
         pairs = zip(all_cases, replies, strict=True)
         checks = [_score(chitta, realm, case, reply) for case, reply in pairs]
     rpc_ms, rpc_same = _over_rpc(settings, realm, all_cases, replies, rounds)
-    return _summary(checks, local_ms, rpc_ms, rpc_same, rounds)
+    figures = _summary(checks, local_ms, rpc_ms, rpc_same, rounds)
+    if hub:
+        with Chitta.open(settings) as chitta:
+            figures["hub"] = _hub(chitta, realm, hub, rounds)
+    return figures
+
+
+def _hub(chitta: Chitta, realm: str, edges: int, rounds: int) -> dict[str, Any]:
+    """A hub with ``edges`` current edges over one predicate: analogy from it and a field
+    recall whose graph lane starts next to it, timed, with what their results say of bounds."""
+    now = chitta.clock()
+    said = chitta.remember("Hub Holdings owns many small firms across Europe", realm=realm).id
+    rows = [Triplet(new_id(now), realm, "Hub Holdings", "owns", f"firm {i:06d}",
+                    round(0.1 + 0.9 * ((i * 7919) % edges) / edges, 6), now - 1, None, said,
+                    now) for i in range(edges)]  # fmt: skip
+    started = time.perf_counter()
+    chitta.store.add_triplets(rows)
+    insert_s = time.perf_counter() - started
+    chitta.relations.add("Tiny Group", "owns", "Corner Shop", realm=realm, source_memory=said)
+    analogy_ms, recall_ms = [], []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        found = chitta.recall_analogy("Tiny Group", "Corner Shop", "Hub Holdings", realm=realm)
+        analogy_ms.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        result = chitta.recall("who owns the small firms", realm=realm, strategy="field",
+                               record=False)  # fmt: skip
+        recall_ms.append((time.perf_counter() - t) * 1000)
+    return {
+        "edges": edges,
+        "insert_s": round(insert_s, 2),
+        "analogy_ms": summary_ms(analogy_ms),
+        "analogy_bounded": found.bounded,
+        "analogy_answers": len(found.answers),
+        "field_recall_ms": summary_ms(recall_ms),
+        "graph_lane_ms_last": result.timing_ms.get("graph"),
+        "recall_bounded": dict(result.bounded),
+    }
 
 
 def _over_rpc(
@@ -186,4 +227,16 @@ def markdown(record: dict[str, Any]) -> str:
         f"{record['rpc_ms']['p50']} / {record['rpc_ms']['p95']} |\n"
         f"| in-process p50 / p95 ms | {record['in_process_ms']['p50']} / "
         f"{record['in_process_ms']['p95']} |\n"
+    ) + _hub_rows(record.get("hub"))
+
+
+def _hub_rows(hub: dict[str, Any] | None) -> str:
+    if not hub:
+        return ""
+    bounded = "yes" if hub["analogy_bounded"] else "no"
+    return (
+        f"| hub of {hub['edges']:,} edges: analogy from it, p50 ms (bounded?) | "
+        f"{hub['analogy_ms']['p50']} ({bounded}, {hub['analogy_answers']} answers) |\n"
+        f"| hub: field recall beside it, p50 ms (graph lane bounded?) | "
+        f"{hub['field_recall_ms']['p50']} ({'yes' if hub['recall_bounded'] else 'no'}) |\n"
     )

@@ -931,8 +931,9 @@ class Store:
 
     def triplets_sourced_by(
         self, memory_ids: Sequence[str], cap: int = triplet_table.NEIGHBOUR_CAP
-    ) -> dict[str, list[tuple[str, str, float]]]:
-        """Per memory, the current triplets it states: (subject key, object key, weight)."""
+    ) -> tuple[dict[str, list[tuple[str, str, float]]], bool]:
+        """Per memory, the current triplets it states: (subject key, object key, weight), at
+        most ``cap`` each, heaviest first; and whether a memory had more."""
         return triplet_table.sourced_by(self._query, memory_ids, int(time.time() * 1000), cap)
 
     def _touch_links(self, triplets: Iterable[Triplet]) -> None:

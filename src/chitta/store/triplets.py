@@ -52,10 +52,12 @@ def predicate_key(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Bounded:
-    """Rows a bounded read returned, and whether the bound cut any."""
+    """Rows a bounded read returned, and whether the bound cut any; ``keys`` holds each row's
+    (subject, predicate, object) keys where the read returns them."""
 
     rows: tuple[Triplet, ...]
     cut: bool
+    keys: tuple[tuple[str, str, str], ...] = ()
 
 
 def current(at: int) -> tuple[str, tuple[int, int]]:
@@ -113,21 +115,22 @@ def outgoing(
     """Current edges from ``subjects`` over ``predicates`` (keys): at most ``cap`` per subject
     and predicate, heaviest first; ``cut`` when a node had more."""
     cond, params = current(at)
-    found: list[Triplet] = []
+    found: list[sqlite3.Row] = []
     cut = False
     for subject in subjects:
         for predicate in predicates:
             # One (subject, predicate) at a time: the index hands rows over in weight order,
             # so the LIMIT stops the read after cap rows, however many edges the node has.
             rows = query(
-                f"SELECT {_COLUMNS} FROM triplets INDEXED BY triplets_out WHERE realm = ? AND "
-                f"subject_key = ? AND predicate_key = ? AND {cond} "
-                "ORDER BY weight DESC LIMIT ?",
+                f"SELECT {_COLUMNS}, subject_key, predicate_key, object_key FROM triplets "
+                f"INDEXED BY triplets_out WHERE realm = ? AND subject_key = ? AND "
+                f"predicate_key = ? AND {cond} ORDER BY weight DESC LIMIT ?",
                 (realm, subject, predicate, *params, cap + 1),
             )
-            found.extend(_triplet(r) for r in rows[:cap])
+            found.extend(rows[:cap])
             cut = cut or len(rows) > cap
-    return Bounded(tuple(found), cut)
+    keys = tuple((r["subject_key"], r["predicate_key"], r["object_key"]) for r in found)
+    return Bounded(tuple(_triplet(r) for r in found), cut, keys)
 
 
 def out_predicates(query: Query, realm: str, subjects: Sequence[str], at: int) -> list[str]:
@@ -221,23 +224,24 @@ def hubs(query: Query, realm: str, at: int, limit: int) -> dict[str, int]:
 
 def sourced_by(
     query: Query, memory_ids: Sequence[str], at: int, cap: int
-) -> dict[str, list[tuple[str, str, float]]]:
+) -> tuple[dict[str, list[tuple[str, str, float]]], bool]:
     """Per memory, the current edges it is the source of: (subject key, object key, weight),
-    at most ``cap`` each."""
+    at most ``cap`` each, heaviest first; and whether a memory had more."""
     cond, params = current(at)
     out: dict[str, list[tuple[str, str, float]]] = {}
-    for start in range(0, len(memory_ids), 500):
-        chunk = list(memory_ids[start : start + 500])
+    cut = False
+    for memory_id in memory_ids:
+        # One memory at a time: the index hands its edges over in weight order, so the LIMIT
+        # stops the read however many edges one memory stated.
         rows = query(
-            "SELECT source_memory, subject_key, object_key, weight FROM triplets "
-            f"WHERE source_memory IN ({_marks(chunk)}) AND {cond} ORDER BY weight DESC, id",
-            (*chunk, *params),
+            "SELECT subject_key, object_key, weight FROM triplets INDEXED BY triplets_source "
+            f"WHERE source_memory = ? AND {cond} ORDER BY weight DESC LIMIT ?",
+            (memory_id, *params, cap + 1),
         )
-        for memory_id, subject, obj, weight in rows:
-            edges = out.setdefault(memory_id, [])
-            if len(edges) < cap:
-                edges.append((subject, obj, weight))
-    return out
+        if rows:
+            out[memory_id] = [(r[0], r[1], r[2]) for r in rows[:cap]]
+            cut = cut or len(rows) > cap
+    return out, cut
 
 
 # --- aliases ------------------------------------------------------------------------------
@@ -249,6 +253,21 @@ def canonical(query: Query, realm: str, key: str) -> str:
         "SELECT canonical_key FROM entity_aliases WHERE realm = ? AND alias_key = ?", (realm, key)
     )
     return rows[0][0] if rows else key
+
+
+def canonical_many(query: Query, realm: str, keys: Iterable[str]) -> dict[str, str]:
+    """The canonical key of each of ``keys`` (itself when it is no alias)."""
+    wanted = sorted(set(keys))
+    out = {k: k for k in wanted}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = query(
+            "SELECT alias_key, canonical_key FROM entity_aliases WHERE realm = ? AND "
+            f"alias_key IN ({_marks(chunk)})",
+            (realm, *chunk),
+        )
+        out.update({r[0]: r[1] for r in rows})
+    return out
 
 
 def names_of(query: Query, realm: str, key: str) -> tuple[str, ...]:
@@ -301,5 +320,8 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values)) or "NULL"
 
 
+_FIELDS = tuple(_COLUMNS.replace(" ", "").split(","))
+
+
 def _triplet(row: sqlite3.Row) -> Triplet:
-    return Triplet(**{k: row[k] for k in _COLUMNS.replace(" ", "").split(",")})
+    return Triplet(*(row[k] for k in _FIELDS))
