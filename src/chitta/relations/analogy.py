@@ -32,7 +32,7 @@ from chitta.store.sqlite import Store
 from chitta.validate import format_time, parse_time
 
 #: Edges read per node and predicate, heaviest first.
-FANOUT_CAP = 1000
+FANOUT_CAP = 250
 #: Most answers one call returns.
 MAX_ANSWERS = 100
 
@@ -127,7 +127,7 @@ def recall_analogy(
     bounded = [f"more than {cap} edges from a to b; read the {cap} heaviest"] if ab.cut else []
     if cd.cut:
         bounded.append(f"c has more than {cap} edges over a predicate; ranked its {cap} heaviest")
-    answers = _rank(reads, realm_name, heaviest, cd.rows)[:most]
+    answers = _rank(reads, realm_name, heaviest, cd)[:most]
     if not answers:
         others = table.out_predicates(reads, realm_name, names["c"], at)
         tail = f"; its current edges are over: {', '.join(others)}" if others else (
@@ -157,22 +157,21 @@ class _Base:
 
 
 def _rank(
-    reads: table.Query, realm: str, heaviest: dict[str, Triplet], edges: Sequence[Triplet]
+    reads: table.Query, realm: str, heaviest: dict[str, Triplet], edges: table.Bounded
 ) -> list[Answer]:
     """c's neighbours by Σ_p w(a→b, p) · w(c→d, p), each with one support per predicate."""
-    roots = {t.id: table.canonical(reads, realm, table.entity_key(t.object)) for t in edges}
+    canon = table.canonical_many(reads, realm, (o for _, _, o in edges.keys))
     supports: dict[str, dict[str, Triplet]] = {}
-    for t in edges:  # keep each d's heaviest edge of each predicate
-        held = supports.setdefault(roots[t.id], {})
-        p = table.predicate_key(t.predicate)
+    for t, (_, p, o) in zip(edges.rows, edges.keys, strict=True):
+        held = supports.setdefault(canon[o], {})  # each d's heaviest edge of each predicate
         if p not in held or (t.weight, held[p].id) > (held[p].weight, t.id):
             held[p] = t
     answers = []
     for key, by_predicate in supports.items():
         score = sum(heaviest[p].weight * t.weight for p, t in by_predicate.items())
         best = max(by_predicate.values(), key=lambda t: (t.weight, t.id))
-        held = tuple(Support(p, heaviest[p], t) for p, t in by_predicate.items())
-        answers.append(Answer(best.object, key, score, held))
+        held_by = tuple(Support(p, heaviest[p], t) for p, t in by_predicate.items())
+        answers.append(Answer(best.object, key, score, held_by))
     answers.sort(key=lambda x: (-x.score, x.key))
     return answers
 

@@ -65,11 +65,11 @@ class GraphLane:
         cut = False
         for hop in range(self.hops):
             passed = self.strength * self.decay**hop
-            names = self._names(ctx, frontier)
+            names, stated_cut = self._names(ctx, frontier, self.edges)
             related, capped = ctx.store.triplet_neighbours(
                 realm, {n for ns in names.values() for n in ns}, self.edges
             )
-            cut = cut or capped
+            cut = cut or capped or stated_cut
             spread: dict[str, float] = {}
             for memory_id, activation in frontier.items():
                 for target, weight in self._targets(links, realm, names[memory_id], related, limit):
@@ -94,7 +94,8 @@ class GraphLane:
             ctx.notes[self.name] = (
                 f"bounded: stopped at {self.budget} memories visited"
                 if visits >= self.budget
-                else f"bounded: read the {self.edges} heaviest triplets of a busier entity"
+                else f"bounded: read the {self.edges} heaviest triplets of an entity or a "
+                "memory that has more"
             )
         if scores and self.basin_boost != 1.0:
             found = self.attractors.get(ctx.store, realm, limit)
@@ -104,16 +105,19 @@ class GraphLane:
         return scoped(ctx, scores)
 
     @staticmethod
-    def _names(ctx: LaneContext, frontier: Mapping[str, float]) -> dict[str, tuple[str, ...]]:
+    def _names(
+        ctx: LaneContext, frontier: Mapping[str, float], cap: int
+    ) -> tuple[dict[str, tuple[str, ...]], bool]:
         """The entities each frontier memory leads to: those it names, and the ends of the
-        triplets it is the source of."""
+        triplets it is the source of (at most ``cap`` of them, heaviest first); and whether
+        that cap cut."""
         links = ctx.store.links()
-        stated = ctx.store.triplets_sourced_by(sorted(frontier))
+        stated, cut = ctx.store.triplets_sourced_by(sorted(frontier), cap)
         out = {}
         for memory_id in frontier:
             ends = [e for s, o, _ in stated.get(memory_id, ()) for e in (s, o)]
             out[memory_id] = tuple(dict.fromkeys((*links.entities_of(memory_id), *ends)))
-        return out
+        return out, cut
 
     @staticmethod
     def _targets(
