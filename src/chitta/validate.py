@@ -6,6 +6,7 @@ would be accepted, before anything is written.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -75,6 +76,8 @@ def parse_time(value: object, what: str = "time") -> int | None:
     if isinstance(value, bool):
         raise BadDate(f"{what} must be a date, got a boolean")
     if isinstance(value, int | float):
+        if not math.isfinite(value):  # int() of NaN or infinity raises a bare ValueError
+            raise BadDate(f"{what} {value!r} is not a date")
         ms = int(value)
     elif isinstance(value, datetime):
         ms = _datetime_ms(value)

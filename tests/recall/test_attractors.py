@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from chitta.recall.attractors import MIN_MEMBERS, AttractorCache, find_attractors
+from chitta.store.ids import new_id
+from chitta.store.records import Triplet
 from chitta.store.sqlite import Store
 
 
@@ -35,3 +41,95 @@ def test_the_cache_keeps_attractors_for_its_ttl(store, make_memory) -> None:
     assert cache.get(store, "work", 100) == first
     now[0] = 301
     assert cache.get(store, "work", 100)[0].entity == "paris"
+
+
+def _edge(s: str, o: str, source: str | None = None) -> Triplet:
+    now = int(time.time() * 1000) - 1000
+    return Triplet(new_id(now), "work", s, "relates_to", o, 1.0, now, None, source, now)
+
+
+def _zeta(store: Store, make_memory) -> list[str]:
+    """A cluster made only of triplets' sources: three notes that name no entity (lower case),
+    each the source of an edge touching Zeta."""
+    notes = _add(store, make_memory, [f"a note about the thing, part {i}" for i in range(3)])
+    store.add_triplets([_edge("Zeta", f"x{i}", source=m) for i, m in enumerate(notes)])
+    return notes
+
+
+def test_a_cluster_can_be_built_from_triplets_sources_only(store, make_memory) -> None:
+    notes = _zeta(store, make_memory)
+    assert store.links().entity_counts("work") == {}  # no memory names anything
+    [zeta] = find_attractors(store, "work", max_df=100)
+    assert zeta.entity == "zeta" and zeta.members == set(notes)
+
+
+@pytest.fixture
+def cached(store: Store, make_memory):
+    """A cache at a clock the test moves, holding an entity cluster (Oliver) and a triplet
+    cluster (Zeta)."""
+    now = [0.0]
+    cache = AttractorCache(ttl=300, clock=lambda: now[0])
+    _add(store, make_memory, [f"we met Oliver, day {i}" for i in range(3)])
+    _zeta(store, make_memory)
+    first = cache.get(store, "work", 100)
+    assert {a.entity for a in first} == {"oliver", "zeta"}
+    assert cache.get(store, "work", 100) is first  # kept
+    return cache, now, first
+
+
+def _entities(found) -> dict[str, int]:
+    return {a.entity: len(a.members) for a in found}
+
+
+def test_a_memory_naming_a_cached_entity_drops_the_cache(store, make_memory, cached) -> None:
+    cache, _, first = cached
+    _add(store, make_memory, ["we met Oliver again"])
+    assert _entities(cache.get(store, "work", 100)) == {"oliver": 4, "zeta": 3}
+
+
+def test_forgetting_a_memory_naming_a_cached_entity_drops_the_cache(
+    store, make_memory, cached
+) -> None:
+    cache, _, first = cached
+    [oliver] = [a for a in first if a.entity == "oliver"]
+    store.set_deleted(sorted(oliver.members)[0], 1)
+    assert "oliver" not in _entities(cache.get(store, "work", 100))  # two members left
+
+
+def test_a_triplet_touching_a_cached_entity_drops_the_cache(store, make_memory, cached) -> None:
+    cache, _, first = cached
+    [note] = _add(store, make_memory, ["one more note, about it"])
+    edge = _edge("y", "ZETA", source=note)
+    store.add_triplets([edge])
+    assert _entities(cache.get(store, "work", 100)) == {"oliver": 3, "zeta": 4}
+    again = cache.get(store, "work", 100)
+    store.invalidate_triplet(edge, int(time.time() * 1000) - 1)
+    assert _entities(cache.get(store, "work", 100)) == {"oliver": 3, "zeta": 3}
+    assert cache.get(store, "work", 100) is not again
+
+
+def test_an_alias_touching_a_cached_entity_drops_the_cache(store, make_memory, cached) -> None:
+    cache, _, first = cached
+    store.add_alias("work", "Zed", "zed", "zeta")
+    second = cache.get(store, "work", 100)
+    assert second is not first and second == first
+    assert cache.get(store, "work", 100) is second
+    store.remove_alias("work", "zed")
+    assert cache.get(store, "work", 100) is not second
+
+
+def test_a_write_elsewhere_keeps_the_cache_until_the_ttl(store, make_memory, cached) -> None:
+    cache, now, first = cached
+    _add(store, make_memory, [f"a postcard from Paris number {i}" for i in range(4)])
+    store.add_triplets([_edge("Quux", "Quuz")])
+    store.add_alias("work", "Lutetia", "lutetia", "paris")
+    now[0] = 299
+    assert cache.get(store, "work", 100) is first  # Paris is not seen yet
+    now[0] = 301
+    assert _entities(cache.get(store, "work", 100)) == {"paris": 4, "oliver": 3, "zeta": 3}
+
+
+def test_the_ttl_applies_without_any_write(store, make_memory, cached) -> None:
+    cache, now, first = cached
+    now[0] = 300
+    assert cache.get(store, "work", 100) is not first

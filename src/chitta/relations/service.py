@@ -95,22 +95,23 @@ class Relations:
         now = self.clock()
         start = parse_time(valid_from, "valid_from")
         source = self._check_source(source_memory, realm_name)
-        reads = self.store.triplet_reads()
-        same = table.canonical(reads, realm_name, subject_key) == table.canonical(
-            reads, realm_name, object_key
-        )
-        if same and predicate_key not in SELF_LOOP_PREDICATES:
-            raise BadName(
-                f"a {predicate_key} edge from {subject_text!r} to itself makes no sense; only "
-                f"{', '.join(sorted(SELF_LOOP_PREDICATES))} may loop (recursion)"
-            )
         triplet = Triplet(
             id=new_id(now), realm=realm_name, subject=subject_text, predicate=predicate_text,
             object=object_text, weight=w, valid_from=now if start is None else start,
             invalidated_at=None, source_memory=source, created_at=now,
         )  # fmt: skip
+        reads = self.store.triplet_reads()
         with self.store.write_lock():
-            existing = table.same_current(reads, triplet, max(now, triplet.valid_from))
+            # Every name of each end (aliases): an edge stated under an alias is the same edge.
+            subjects = table.names_of(reads, realm_name, subject_key)
+            objects = table.names_of(reads, realm_name, object_key)
+            if subjects[0] == objects[0] and predicate_key not in SELF_LOOP_PREDICATES:
+                raise BadName(
+                    f"a {predicate_key} edge from {subject_text!r} to itself makes no sense; "
+                    f"only {', '.join(sorted(SELF_LOOP_PREDICATES))} may loop (recursion)"
+                )
+            at = max(now, triplet.valid_from)
+            existing = table.same_current(reads, realm_name, subjects, predicate_key, objects, at)
             if existing is not None:
                 return Added(existing, existing=True)
             self.store.add_triplets([triplet])

@@ -900,10 +900,11 @@ class Store:
 
     def remove_alias(self, realm: str, alias_key: str) -> bool:
         with self.transaction() as conn:
-            removed = triplet_table.remove_alias(conn, realm, alias_key)
-            if removed and self._links is not None:
-                self._links.touch(realm, (alias_key,))
-            return removed
+            meant = triplet_table.remove_alias(conn, realm, alias_key)
+            if meant is not None and self._links is not None:
+                # Both ends: the canonical entity lost a name, as adding the alias gave it one.
+                self._links.touch(realm, (alias_key, meant))
+            return meant is not None
 
     def triplet_neighbours(
         self, realm: str, names: Iterable[str], cap: int = triplet_table.NEIGHBOUR_CAP
@@ -926,7 +927,8 @@ class Store:
         return out, read.cut
 
     def triplet_hubs(self, realm: str, limit: int) -> dict[str, int]:
-        """Entity keys with the most source memories over the realm's current triplets."""
+        """Entity keys with the most source memories over the realm's newest current
+        triplets (store/triplets.py ``hubs``: a bounded window)."""
         return triplet_table.hubs(self._query, realm, int(time.time() * 1000), limit)
 
     def triplets_sourced_by(

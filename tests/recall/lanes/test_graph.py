@@ -87,3 +87,54 @@ with Store({str(tmp_path / "g.db")!r}) as store:
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
     assert runs[0].stdout == runs[1].stdout == runs[2].stdout
     assert runs[0].stdout.count("m0") > 10
+
+
+def _triplet(s: str, p: str, o: str, source: str | None = None, weight: float = 1.0) -> Triplet:
+    now = int(time.time() * 1000) - 1000
+    return Triplet(new_id(now), "work", s, p, o, weight, now, None, source, now)
+
+
+def test_activation_reaches_a_triplets_source_from_a_seed_naming_one_end(
+    store, stock, context
+) -> None:
+    seed, source = stock(["we moved to Lisbon in spring", "the office city was settled"])
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
+    store.add_triplets([_triplet("Lisbon", "located_in", "Portugal", source=source)])
+    assert [i for i, _ in GraphLane(max_share=1.0).run(context(seeds=[seed]))] == [source]
+
+
+def test_a_seed_stating_a_triplet_reaches_memories_naming_its_other_end(
+    store, stock, context
+) -> None:
+    # The seed names nothing an entity finder sees (lower case): only its triplet leads on.
+    seed, target, other = stock(
+        ["we moved to lisbon in spring", "we loved Portugal in May", "dinner was at Rossio"]
+    )
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
+    store.add_triplets([_triplet("Lisbon", "located_in", "Portugal", source=seed)])
+    ranked = [i for i, _ in GraphLane(max_share=1.0).run(context(seeds=[seed]))]
+    assert ranked == [target] and other not in ranked
+
+
+def test_an_invalidated_triplet_carries_nothing(store, stock, context) -> None:
+    seed, target = stock(["the office is in Lisbon", "we love Portugal in May"])
+    edge = _triplet("Lisbon", "located_in", "Portugal")
+    store.add_triplets([edge])
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed]))
+    store.invalidate_triplet(edge, int(time.time() * 1000) - 1)
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
+
+
+def test_a_busy_entity_is_read_up_to_the_bound_and_the_lane_says_so(store, stock, context) -> None:
+    seed, heavy, light = stock(
+        ["we ordered parts from Hub", "we unpacked W00049 today", "we unpacked W00000 today"]
+    )
+    store.add_triplets(
+        [_triplet("Hub", "contains", f"W{i:05d}", weight=(i + 1) / 50) for i in range(50)]
+    )
+    ctx = context(seeds=[seed])
+    ranked = dict(GraphLane(max_share=1.0, edges=5).run(ctx))
+    assert heavy in ranked and light not in ranked
+    assert ctx.notes["graph"].startswith("bounded: read the 5 heaviest triplets")
+    full = context(seeds=[seed])
+    assert light in dict(GraphLane(max_share=1.0).run(full)) and "graph" not in full.notes
