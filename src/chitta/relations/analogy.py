@@ -185,12 +185,12 @@ def _unrelated(
     past = table.find(reads, realm, subjects=names["a"], objects=names["b"], at=None, limit=5)
     if past:
         dates = ", ".join(
-            f"{t.predicate} (invalidated {format_time(t.invalidated_at)})"
-            if t.invalidated_at is not None
-            else f"{t.predicate} (valid from {format_time(t.valid_from)})"
+            f"{t.predicate} (valid from {format_time(t.valid_from)})"
+            if t.valid_from > at
+            else f"{t.predicate} (invalidated {format_time(t.invalidated_at)})"
             for t in past
         )
-        reason += f"; the edges it had are not current: {dates}"
+        reason += f"; the edges between them are not current at that time: {dates}"
     if back:
         preds = ", ".join(dict.fromkeys(t.predicate for t in back))
         reason += f"; edges lead the other way, from {base.b!r} to {base.a!r} ({preds})"

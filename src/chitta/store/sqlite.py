@@ -910,20 +910,28 @@ class Store:
         self, realm: str, names: Iterable[str], cap: int = triplet_table.NEIGHBOUR_CAP
     ) -> tuple[dict[str, list[tuple[str, float, str | None]]], bool]:
         """For each of ``names`` (entity keys), the entities at the other end of the realm's
-        current triplets that touch it, with the edge's weight and source memory; at most
-        ``cap`` edges per name and side, heaviest first. The flag says a bound cut a read."""
+        current triplets that touch it or one of its aliases, with the edge's weight and
+        source memory; at most ``cap`` edges per name and side, heaviest first. The flag says a
+        bound cut a read."""
         wanted = sorted(set(names))
         out: dict[str, list[tuple[str, float, str | None]]] = {}
         if not wanted:
             return out, False
-        read = triplet_table.touching(self._query, realm, wanted, int(time.time() * 1000), cap)
-        chosen = set(wanted)
-        for t in read.rows:
-            subject, obj = triplet_table.entity_key(t.subject), triplet_table.entity_key(t.object)
-            if subject in chosen:
-                out.setdefault(subject, []).append((obj, t.weight, t.source_memory))
-            if obj in chosen:
-                out.setdefault(obj, []).append((subject, t.weight, t.source_memory))
+        # An entity is every name its aliases give it: read the edges of them all, and lead
+        # on to every name of the entity at the other end.
+        groups = triplet_table.alias_groups(self._query, realm, wanted)
+        asked: dict[str, set[str]] = {}
+        for name in wanted:
+            for key in groups.get(name, (name,)):
+                asked.setdefault(key, set()).add(name)
+        now = int(time.time() * 1000)
+        read = triplet_table.touching(self._query, realm, sorted(asked), now, cap)
+        ends = triplet_table.alias_groups(self._query, realm, (k for ks in read.keys for k in ks))
+        for t, (subject, _, obj) in zip(read.rows, read.keys, strict=True):
+            for here, there in ((subject, obj), (obj, subject)):
+                for name in asked.get(here, ()):
+                    for end in ends.get(there, (there,)):
+                        out.setdefault(name, []).append((end, t.weight, t.source_memory))
         return out, read.cut
 
     def triplet_hubs(self, realm: str, limit: int) -> dict[str, int]:

@@ -186,19 +186,22 @@ def touching(query: Query, realm: str, keys: Sequence[str], at: int, cap: int) -
     """Current edges with one of ``keys`` at either end: at most ``cap`` per key and side,
     heaviest first."""
     cond, params = current(at)
-    found: dict[str, Triplet] = {}
+    found: dict[str, sqlite3.Row] = {}
     cut = False
     for key in keys:
         for column, index in (("subject_key", "triplets_from"), ("object_key", "triplets_in")):
             rows = query(
-                f"SELECT {_COLUMNS} FROM triplets INDEXED BY {index} WHERE realm = ? AND "
-                f"{column} = ? AND {cond} ORDER BY weight DESC LIMIT ?",
+                f"SELECT {_COLUMNS}, subject_key, predicate_key, object_key FROM triplets "
+                f"INDEXED BY {index} WHERE realm = ? AND {column} = ? AND {cond} "
+                "ORDER BY weight DESC LIMIT ?",
                 (realm, key, *params, cap + 1),
             )
             for r in rows[:cap]:
-                found.setdefault(r["id"], _triplet(r))
+                found.setdefault(r["id"], r)
             cut = cut or len(rows) > cap
-    return Bounded(tuple(found[i] for i in sorted(found)), cut)
+    ordered = [found[i] for i in sorted(found)]
+    keys_of = tuple((r["subject_key"], r["predicate_key"], r["object_key"]) for r in ordered)
+    return Bounded(tuple(_triplet(r) for r in ordered), cut, keys_of)
 
 
 def find(
@@ -314,6 +317,37 @@ def canonical_many(query: Query, realm: str, keys: Iterable[str]) -> dict[str, s
         )
         out.update({r[0]: r[1] for r in rows})
     return out
+
+
+def alias_groups(query: Query, realm: str, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """For each of ``keys`` that has aliases or is one, every key of its entity (canonical
+    first); keys with neither are left out. Two queries, however many keys."""
+    wanted = sorted(set(keys))
+    roots: dict[str, str] = {}
+    for start in range(0, len(wanted), 400):
+        chunk = wanted[start : start + 400]
+        marks = _marks(chunk)
+        rows = query(
+            "SELECT alias_key, canonical_key FROM entity_aliases WHERE realm = ? AND "
+            f"(alias_key IN ({marks}) OR canonical_key IN ({marks}))",
+            (realm, *chunk, *chunk),
+        )
+        for alias, root in rows:
+            roots.setdefault(root, root)
+            if alias in chunk:
+                roots[alias] = root
+    members: dict[str, list[str]] = {}
+    canonicals = sorted(set(roots.values()))
+    for start in range(0, len(canonicals), 500):
+        chunk = canonicals[start : start + 500]
+        rows = query(
+            "SELECT alias_key, canonical_key FROM entity_aliases WHERE realm = ? AND "
+            f"canonical_key IN ({_marks(chunk)}) ORDER BY alias_key",
+            (realm, *chunk),
+        )
+        for alias, root in rows:
+            members.setdefault(root, [root]).append(alias)
+    return {k: tuple(members.get(roots[k], [roots[k]])) for k in wanted if k in roots}
 
 
 def names_of(query: Query, realm: str, key: str) -> tuple[str, ...]:

@@ -138,3 +138,14 @@ def test_a_busy_entity_is_read_up_to_the_bound_and_the_lane_says_so(store, stock
     assert ctx.notes["graph"].startswith("bounded: read the 5 heaviest triplets")
     full = context(seeds=[seed])
     assert light in dict(GraphLane(max_share=1.0).run(full)) and "graph" not in full.notes
+
+
+def test_triplets_stated_under_an_alias_carry_activation(store, stock, context) -> None:
+    """An edge of "New York City" reaches memories from a seed that names it "NYC"."""
+    seed, target = stock(["we flew into NYC last week", "the United States visa took a month"])
+    now = int(time.time() * 1000)
+    store.add_triplets([Triplet(new_id(now), "work", "New York City", "located_in",
+                                "United States", 1.0, now - 1, None, None, now)])  # fmt: skip
+    assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
+    store.add_alias("work", "NYC", "nyc", "new york city")
+    assert [i for i, _ in GraphLane(max_share=1.0).run(context(seeds=[seed]))] == [target]
