@@ -213,6 +213,19 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
                                     default_realm=DEFAULT_REALM, limit=limit, strategy=strategy,
                                     settings=gate, rows="items"))  # fmt: skip
 
+    def cited_recall(
+        query: Annotated[str, Field(description="The question, in plain words.")],
+        limit: Annotated[int | None, Field(description="Passages asked of each source, "
+                                           "1-100 (default: cited.toml's, 5)")] = None,
+    ) -> CallToolResult:  # fmt: skip
+        """One answer to a question with numbered citations ([1], [2] in the answer, listed
+        in citations), or abstained: true with abstention_reason, still listing what was
+        found. The sources (this store, Markdown notes, SQLite FTS5 tables, HTTP search
+        endpoints) and the model that writes the answer come from cited.toml in the chitta
+        home; without one, this store's default realm alone. For raw ranked memories, use
+        recall."""
+        return forward("cited_recall", locals())
+
     def forget(id: Id) -> CallToolResult:
         """Forget a memory (soft delete; it can be restored from the CLI)."""
         return forward("forget", locals())
@@ -243,7 +256,7 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         """Import JSONL; bad lines are reported and skipped, existing ids are kept."""
         return forward("import_memories", locals())
 
-    for fn in (recall, reconstruct, memory_status, export_memories):
+    for fn in (recall, reconstruct, cited_recall, memory_status, export_memories):
         server.offer(fn, reads)
     for fn in (remember, strengthen, weaken, import_memories):
         server.offer(fn, writes)

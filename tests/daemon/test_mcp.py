@@ -19,7 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from chitta.daemon.client import DaemonClient, daemon_answers
 
-TOOLS = {"remember", "recall", "reconstruct", "forget", "strengthen", "weaken",
+TOOLS = {"remember", "recall", "reconstruct", "cited_recall", "forget", "strengthen", "weaken",
          "memory_status", "export_memories", "import_memories"}  # fmt: skip
 STOP_TIMEOUT_S = 30.0
 #: Generous: the first call waits for the daemon the MCP server starts (it loads the model).

@@ -578,3 +578,31 @@ def test_a_read_after_close_says_the_store_is_closed(store_path, make_memory) ->
     store.close()
     with pytest.raises(StoreError, match="is closed"):
         store.get(kept.id)
+
+
+def test_readers_of_ended_threads_are_closed(store, store_path, make_memory) -> None:
+    """Short-lived threads that read (cited recall's per-call source pool in the daemon)
+    leave no open connection behind: the file descriptors on the store stay bounded."""
+    import threading
+
+    kept = make_memory("read from many short-lived threads")
+    store.insert([(kept, None)])
+
+    def open_on_store() -> int:
+        fds = Path("/proc/self/fd")
+        names = (str(store_path), f"{store_path}-wal")
+        return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) in names)
+
+    def read_in_threads(count: int) -> int:
+        for _ in range(count):
+            reader = threading.Thread(target=lambda: store.get(kept.id))
+            reader.start()
+            reader.join(timeout=30)
+        return open_on_store()
+
+    before = open_on_store()
+    # The last thread's reader stays open until the next new one closes it, and SQLite may
+    # keep one closed descriptor for reuse (POSIX locks are per process): a few, not 50.
+    settled = read_in_threads(10)
+    assert read_in_threads(40) == settled <= before + 4
+    assert store.get(kept.id).id == kept.id  # this thread still reads

@@ -4,10 +4,11 @@ fuses them into citations; synthesis (cited/synth.py) writes the answer or absta
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Protocol
 
-from chitta.errors import ChittaError
+from chitta.errors import BadArgument, ChittaError
 
 
 class SourceError(ChittaError):
@@ -94,11 +95,59 @@ class CitedAnswer:
 
     def as_dict(self) -> dict[str, Any]:
         """The seed's JSON structure, plus answer_mode, model and timing_ms."""
-        from dataclasses import asdict
-
         out = asdict(self)
         out["citations"] = [asdict(c) for c in self.citations]
         out["chunks"] = [asdict(c) for c in self.chunks]
         out["sources"] = {k: asdict(v) for k, v in self.sources.items()}
         out["errors"] = list(self.errors)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CitedAnswer:
+        """The answer :meth:`as_dict` described, e.g. from a daemon's ``cited_recall`` reply.
+
+        Keys it does not know (the reply's ``"ok"``) are ignored, so a newer daemon's extra
+        fields do no harm; a missing field, or a wrong shape where a list or an object should
+        be, is a :class:`BadArgument` naming it."""
+        nested = ("citations", "chunks", "sources", "errors")
+        citations = [Citation(**_fields(Citation, c, f"citations[{i}]"))
+                     for i, c in enumerate(_list(data, "citations"))]  # fmt: skip
+        chunks = [Chunk(**_fields(Chunk, c, f"chunks[{i}]"))
+                  for i, c in enumerate(_list(data, "chunks"))]  # fmt: skip
+        sources = {str(name): SourceStats(**_fields(SourceStats, stats, f"sources[{name!r}]"))
+                   for name, stats in _mapping(data.get("sources"), "sources").items()}  # fmt: skip
+        return cls(
+            **_fields(cls, data, "the answer", skip=nested),
+            citations=tuple(citations),
+            chunks=tuple(chunks),
+            sources=sources,
+            errors=tuple(str(e) for e in _list(data, "errors")),
+        )
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise BadArgument(f"{where} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(data: Mapping[str, Any], key: str) -> list[Any]:
+    value = _mapping(data, "the answer").get(key)
+    if not isinstance(value, list | tuple):
+        raise BadArgument(f"{key} must be a list, got {type(value).__name__}")
+    return list(value)
+
+
+def _fields(kind: type, data: object, where: str, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The values of ``kind``'s fields in ``data`` (those with a default may be missing),
+    leaving out ``skip``; unknown keys are ignored."""
+    given = _mapping(data, where)
+    values: dict[str, Any] = {}
+    for f in fields(kind):
+        if f.name in skip:
+            continue
+        if f.name in given:
+            values[f.name] = given[f.name]
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise BadArgument(f"{where} has no {f.name!r}")
+    return values

@@ -186,6 +186,25 @@ def _recall_analogy(chitta: Chitta, p: Params) -> dict[str, Any]:
     return {"ok": True, **found.as_dict()}
 
 
+def _cited_recall(chitta: Chitta, p: Params) -> dict[str, Any]:
+    from pathlib import Path
+
+    from chitta.cited.service import answer
+
+    config = p.get("config")
+    if config is not None:
+        config = Path(config).expanduser()
+        if not config.is_absolute():
+            # The daemon's working folder is not the caller's: a relative path would name
+            # another file than the one meant.
+            raise BadArgument(f"config must be an absolute path, got {str(config)!r}")
+    # The store is <home>/<name>.db (config.store_path): its folder is the home, where
+    # cited.toml is looked for by default.
+    home = chitta.store.path.parent
+    done = answer(chitta, home, p["query"], limit=p.get("limit"), config=config)
+    return {"ok": True, **done.as_dict()}
+
+
 _SCOPE = {"realm": _OPTIONAL_TEXT, "agent_id": _OPTIONAL_TEXT, "channel": _OPTIONAL_TEXT}
 _ID = {"id": Param((str,), required=True)}
 
@@ -306,6 +325,16 @@ METHODS: Mapping[str, Method] = {
                 "realm": _OPTIONAL_TEXT,
                 "as_of": Param((str, int, type(None))),
                 "limit": Param((int,)),
+            },
+            writes=False,
+        ),
+        Method(
+            "cited_recall",
+            _cited_recall,
+            {
+                "query": Param((str,), required=True),
+                "limit": Param((int, type(None))),
+                "config": _OPTIONAL_TEXT,  # a cited.toml path; default <home>/cited.toml
             },
             writes=False,
         ),

@@ -176,7 +176,8 @@ class Store:
         self._lock.acquire()
         self._mutex = threading.RLock()
         self._readers = threading.local()  # each thread's read connection (_reader)
-        self._reader_conns: list[sqlite3.Connection] = []
+        # Every reader with the thread it belongs to, so a dead thread's can be closed.
+        self._reader_conns: list[tuple[threading.Thread, sqlite3.Connection]] = []
         self._readers_lock = threading.Lock()
         self._vectors: VectorIndex | None = None
         self._terms: TermStats | None = None
@@ -225,7 +226,7 @@ class Store:
         finally:
             with self._mutex:
                 with self._readers_lock:
-                    for reader in self._reader_conns:
+                    for _, reader in self._reader_conns:
                         reader.close()
                     self._reader_conns.clear()
                 if self._conn is not None:
@@ -276,9 +277,24 @@ class Store:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA query_only = ON")
             with self._readers_lock:
-                self._reader_conns.append(conn)
+                self._close_orphans()
+                self._reader_conns.append((threading.current_thread(), conn))
             self._readers.conn = conn
         return conn
+
+    def _close_orphans(self) -> None:
+        """Close the readers of threads that have ended (the caller holds the readers' lock).
+
+        Short-lived threads read too (cited recall asks its sources on a pool of its own per
+        call); without this each would leave an open connection, two file descriptors, in a
+        long-running daemon. A dead thread's connection has no other user."""
+        alive = []
+        for thread, conn in self._reader_conns:
+            if thread.is_alive():
+                alive.append((thread, conn))
+            else:
+                conn.close()
+        self._reader_conns = alive
 
     # --- metadata and the model identity -------------------------------------------------------
 
