@@ -191,7 +191,7 @@ SOURCE = '[[source]]\nname = "s"\n'
     ("text", "message"),
     [
         ("colour = 3\n", r"the top level has an unknown key 'colour'"),
-        ("limit = 0\n", r"limit must be between 1 and 1000, got 0"),
+        ("limit = 0\n", r"limit must be between 1 and 100, got 0"),
         ('limit = "5"\n', r"limit must be an integer, got text"),
         ("source_timeout_s = 0\n", r"source_timeout_s must be greater than 0"),
         ("[merge]\nk = 0\n", r"\[merge\] k must be at least 1, got 0"),

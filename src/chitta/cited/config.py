@@ -2,7 +2,7 @@
 
 The whole format, every key optional unless marked::
 
-    limit = 5                   # chunks asked of each source (1-1000)
+    limit = 5                   # chunks asked of each source (1-100)
     source_timeout_s = 5.0      # per source; also an http source's default timeout_s
 
     [merge]
@@ -71,7 +71,7 @@ from chitta.validate import check_scope_name
 FILE_NAME = "cited.toml"
 MODEL_KINDS = ("openai", "ollama")
 MAX_PRIORITY = 10.0
-MAX_LIMIT = 1000
+MAX_LIMIT = 100  # the most cited_recall asks of a source (cited/run.py)
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
