@@ -26,6 +26,7 @@ from chitta.cli_calibrate import calibrate
 from chitta.cli_cited import cited_recall
 from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli_model import model
+from chitta.cli_relations import analogy, triplet
 from chitta.cli_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
@@ -410,7 +411,7 @@ def decay(ctx: click.Context, as_json: bool) -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="File (default: stdout).")
 @click.pass_context
 def export(ctx: click.Context, output: Path | None, **opts: Any) -> None:
-    """Write memories, episodes and triplets as JSONL."""
+    """Write memories, episodes, triplets and entity aliases as JSONL."""
     from chitta.transfer import export_jsonl
 
     with _errors():
@@ -453,7 +454,8 @@ def _import_through(client: Any, path: Path, into: str | None) -> Any:
     done = client.call("import_memories", jsonl=text, into=into)
     return ImportReport(
         memories=done["imported"]["memories"], episodes=done["imported"]["episodes"],
-        triplets=done["imported"]["triplets"], skipped_existing=done["skipped_existing"],
+        triplets=done["imported"]["triplets"], aliases=done["imported"]["aliases"],
+        skipped_existing=done["skipped_existing"],
         reembedded=done["reembedded"], errors=[(e["line"], e["error"]) for e in done["errors"]],
     )  # fmt: skip
 
@@ -489,7 +491,8 @@ def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> 
             _emit(report.as_dict())
         else:
             print_import_report(report)
-        if report.bad_lines and not (report.memories or report.episodes or report.triplets):
+        imported = report.memories or report.episodes or report.triplets or report.aliases
+        if report.bad_lines and not imported:
             sys.exit(2)
 
 
@@ -581,5 +584,7 @@ main.add_command(model)
 main.add_command(calibrate)
 main.add_command(cited_recall)
 main.add_command(bench)
+main.add_command(triplet)
+main.add_command(analogy)
 main.add_command(hook)
 main.add_command(hooks)

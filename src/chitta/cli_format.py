@@ -254,7 +254,8 @@ def print_import_report(report: ImportReport) -> None:
     console = Console(stderr=True)
     console.print(
         f"imported {report.memories} memories, {report.episodes} episodes, "
-        f"{report.triplets} triplets; {report.skipped_existing} already present; "
+        f"{report.triplets} triplets, {report.aliases} aliases; "
+        f"{report.skipped_existing} already present; "
         f"{report.reembedded} embedded; {report.bad_lines} bad lines skipped"
     )
     for number, message in report.errors[:50]:

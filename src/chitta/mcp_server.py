@@ -37,6 +37,12 @@ Result = dict[str, Any]
 Text = Annotated[str | None, Field(description="optional")]
 Realm = Annotated[str | None, Field(description="The project (default: default).")]
 Id = Annotated[str, Field(description="A memory id, as remember or recall returned it.")]
+Entity = Annotated[str, Field(description="An entity name; case and spacing do not matter.")]
+When = Annotated[str | None, Field(description="ISO 8601, e.g. 2026-11-29 (UTC if no zone)")]
+PREDICATE_HELP = (
+    "calls, contains, imports, inherits, corrects, relates_to, or one of your own; case, "
+    "spaces and hyphens do not matter (Lives In = lives_in)"
+)
 TIME_CUE_HELP = (
     "Only when the request itself names a time: roughly when it happened, e.g. "
     '{"after": "2026-08-01", "before": "2026-08-31", "confidence": "likely"} or '
@@ -260,8 +266,87 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
         server.offer(fn, reads)
     for fn in (remember, strengthen, weaken, import_memories):
         server.offer(fn, writes)
+    offer_relations(server, forward)
     server.offer(forget, ToolAnnotations(read_only_hint=False, destructive_hint=True))
     return server
+
+
+def offer_relations(
+    server: ChittaMCP, forward: Callable[[str, dict[str, Any]], CallToolResult]
+) -> None:
+    """The tools over triplets and entity aliases, and recall_analogy (relations/)."""
+    reads = ToolAnnotations(read_only_hint=True)
+    # Invalidating keeps the edge (for as_of); saying an edge or alias twice changes nothing.
+    keeps = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+
+    def add_triplet(
+        subject: Entity,
+        predicate: Annotated[str, Field(description=PREDICATE_HELP)],
+        object: Entity,
+        weight: Annotated[float, Field(description="How strongly it holds, in (0, 1]")] = 1.0,
+        valid_from: When = None,
+        source_memory: Annotated[str | None, Field(description="Id of the memory that "
+                                                   "states it (same realm)")] = None,
+        realm: Realm = None,
+    ) -> CallToolResult:  # fmt: skip
+        """Store a fact as an edge: subject -predicate-> object (e.g. auth.py imports jwt;
+        Alice lives_in Paris), valid from valid_from (default now). An equal edge that
+        already holds is not stored twice (existing: true). Returns the triplet and its id."""
+        return forward("add_triplet", locals())
+
+    def invalidate_triplet(
+        id: Annotated[str, Field(description="A triplet id, as add_triplet or find_triplets "
+                                 "returned it")],
+        at: When = None,
+    ) -> CallToolResult:  # fmt: skip
+        """Mark an edge as no longer holding from `at` (default now). Nothing is deleted:
+        the edge is kept for history and still answers as_of questions about the time
+        before; current answers leave it out."""
+        return forward("invalidate_triplet", locals())
+
+    def find_triplets(
+        subject: Annotated[str | None, Field(description="Only edges from this entity")] = None,
+        predicate: Annotated[str | None, Field(description="Only this predicate")] = None,
+        object: Annotated[str | None, Field(description="Only edges to this entity")] = None,
+        realm: Realm = None,
+        as_of: Annotated[str | None, Field(description="ISO 8601: the edges that held then "
+                                           "(default now)")] = None,
+        include_invalidated: Annotated[bool, Field(description="Every edge, invalidated "
+                                                   "ones too (not with as_of)")] = False,
+        limit: Annotated[int, Field(description="At most this many, 1-1000")] = 100,
+    ) -> CallToolResult:  # fmt: skip
+        """The stored edges matching the names given (aliases resolved), newest first: those
+        that hold now, or held at as_of."""
+        return forward("find_triplets", locals())
+
+    def recall_analogy(
+        a: Entity, b: Entity, c: Entity, realm: Realm = None,
+        as_of: Annotated[str | None, Field(description="ISO 8601: answer over the edges "
+                                           "that held then")] = None,
+        limit: Annotated[int, Field(description="At most this many answers, 1-100")] = 10,
+    ) -> CallToolResult:  # fmt: skip
+        """a is to b as c is to what? Reads the predicates of the stored edges from a to b
+        and returns c's neighbours over them, ranked, each with its supports (the a->b and
+        c->d edges and the memories that stated them). Only stored triplets count: no
+        guessing. When the store does not hold the relation it abstains (abstained: true)
+        with reason_code unknown_entity, a_b_unrelated or c_no_edge and a reason saying what
+        is missing. bounded: true when a node had too many edges and only the heaviest were
+        read."""
+        return forward("recall_analogy", locals())
+
+    def alias_entity(
+        alias: Annotated[str, Field(description="Another name, e.g. NYC")],
+        canonical: Annotated[str, Field(description="The entity it names, e.g. New York")],
+        realm: Realm = None,
+    ) -> CallToolResult:  # fmt: skip
+        """Make alias name the same entity as canonical, so that edges stored under either
+        name answer for both (in find_triplets and recall_analogy)."""
+        return forward("alias_entity", locals())
+
+    for fn in (find_triplets, recall_analogy):
+        server.offer(fn, reads)
+    for fn in (add_triplet, invalidate_triplet, alias_entity):
+        server.offer(fn, keeps)
 
 
 def run(settings: Settings) -> None:

@@ -20,7 +20,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from chitta.daemon.client import DaemonClient, daemon_answers
 
 TOOLS = {"remember", "recall", "reconstruct", "cited_recall", "forget", "strengthen", "weaken",
-         "memory_status", "export_memories", "import_memories"}  # fmt: skip
+         "memory_status", "export_memories", "import_memories", "add_triplet",
+         "invalidate_triplet", "find_triplets", "recall_analogy", "alias_entity"}  # fmt: skip
 STOP_TIMEOUT_S = 30.0
 #: Generous: the first call waits for the daemon the MCP server starts (it loads the model).
 CALL_TIMEOUT_S = 120.0
@@ -122,6 +123,62 @@ def test_tools_forward_to_a_daemon_the_server_starts(home: Path, daemons: list[i
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
     stop_pid(daemons[0], sock)
     assert not sock.exists()
+
+
+def test_triplets_and_analogies_through_the_tools(home: Path, daemons: list[int]) -> None:
+    async def body(session: ClientSession, call: Session) -> None:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        for name in ("find_triplets", "recall_analogy"):
+            assert listed[name].annotations.read_only_hint is True
+        for name in ("add_triplet", "invalidate_triplet", "alias_entity"):
+            hints = listed[name].annotations
+            assert hints.read_only_hint is False and hints.destructive_hint is False
+        assert "abstains" in listed["recall_analogy"].description
+        assert "kept for history" in listed["invalidate_triplet"].description
+
+        status, _ = await call("memory_status", None)
+        daemons.append(status["daemon"]["pid"])
+        edges = [("France", "Capital Of", "Paris", 1.0), ("italy", "capital-of", "Rome", 0.8)]
+        ids = []
+        for subject, predicate, obj, weight in edges:
+            done, failed = await call("add_triplet", {"subject": subject, "predicate": predicate,
+                                                      "object": obj, "weight": weight,
+                                                      "realm": "geo"})  # fmt: skip
+            assert done["ok"] and not failed and done["existing"] is False, done
+            assert done["triplet"]["predicate_key"] == "capital_of"
+            ids.append(done["triplet"]["id"])
+        again, _ = await call("add_triplet", {"subject": "FRANCE", "predicate": "capital_of",
+                                              "object": "paris", "realm": "geo"})  # fmt: skip
+        assert again["existing"] is True and again["triplet"]["id"] == ids[0]
+
+        answer, failed = await call("recall_analogy", {"a": "france", "b": "paris",
+                                                       "c": "Italy", "realm": "geo"})  # fmt: skip
+        assert answer["ok"] and not failed and answer["abstained"] is False, answer
+        [rome] = answer["answers"]
+        assert rome["entity"] == "Rome"
+        assert [(s["ab"]["id"], s["cd"]["id"]) for s in rome["supports"]] == [tuple(ids)]
+        backwards = {"a": "paris", "b": "france", "c": "italy", "realm": "geo"}
+        abstained, failed = await call("recall_analogy", backwards)
+        assert abstained["ok"] and not failed  # an abstention is an answer, not an error
+        assert abstained["abstained"] and abstained["reason_code"] == "a_b_unrelated"
+
+        aliased, _ = await call("alias_entity", {"alias": "Italia", "canonical": "ITALY",
+                                                 "realm": "geo"})  # fmt: skip
+        assert aliased == {"ok": True, "alias_key": "italia", "canonical_key": "italy"}
+        gone, failed = await call("invalidate_triplet", {"id": ids[1]})
+        assert not failed and gone["triplet"]["invalidated_at"] is not None
+        now, _ = await call("find_triplets", {"subject": "Italia", "realm": "geo"})
+        kept, _ = await call("find_triplets", {"subject": "Italia", "realm": "geo",
+                                               "include_invalidated": True})  # fmt: skip
+        assert (now["triplets"], [t["id"] for t in kept["triplets"]]) == ([], [ids[1]])
+
+        bad, failed = await call("add_triplet", {"subject": "a", "predicate": "calls",
+                                                 "object": "b", "valid_from": "soon"})  # fmt: skip
+        assert failed and bad["error"] == "bad_date" and "valid_from" in bad["message"]
+        bad, failed = await call("recall_analogy", {"a": "x", "b": "y", "c": "z", "limit": "all"})
+        assert failed and bad["error"] == "bad_argument" and "limit" in bad["message"]
+
+    anyio.run(in_session, home, body)
 
 
 def test_bad_arguments_give_ok_false_naming_them(home: Path, daemons: list[int]) -> None:

@@ -155,3 +155,104 @@ def test_many_records_cross_batch_boundaries(chitta: Chitta, embedder, tmp_path:
     assert (moved.memories, moved.triplets) == (len(mids), len(mids))
     new_ids = {m.id for m in chitta.store.iter_memories(realm="big2")}
     assert all(t.source_memory in new_ids for t in chitta.store.triplets("big2"))
+
+
+def _relations(c: Chitta) -> dict[str, str]:
+    """Edges (one invalidated) and aliases in realm 'geo'; the edges' ids by name."""
+    rel = c.relations
+    src = c.remember("Paris has been the capital of France for centuries", realm="geo").id
+    ids = {
+        "france": rel.add("France", "Capital Of", "Paris", realm="geo", source_memory=src,
+                          valid_from="2000-01-01").triplet.id,
+        "italy": rel.add("Italy", "capital-of", "Rome", weight=0.9, realm="geo",
+                         valid_from="2000-01-01").triplet.id,
+        "bonn": rel.add("Germany", "capital_of", "Bonn", realm="geo",
+                        valid_from="1949-05-23").triplet.id,
+        "src": src,
+    }  # fmt: skip
+    rel.invalidate(ids["bonn"], at="1990-10-03")
+    rel.alias("The French Republic", "France", realm="geo")
+    rel.alias("BRD", "germany", realm="geo")
+    return ids
+
+
+def test_triplets_and_aliases_round_trip_with_invalidated_edges(
+    chitta: Chitta, embedder, tmp_path: Path
+) -> None:
+    ids = _relations(chitta)
+    text = _export(chitta, realm="geo")
+    lines = [json.loads(x) for x in text.splitlines()]
+    assert [x["type"] for x in lines] == ["chitta-export", "memory"] + ["triplet"] * 3 + [
+        "alias"
+    ] * 2
+    assert lines[-2] == {"type": "alias", "realm": "geo", "alias": "BRD", "alias_key": "brd",
+                         "canonical_key": "germany",
+                         "created_at": lines[-2]["created_at"]}  # fmt: skip
+    with Chitta.open(Settings(home=tmp_path / "copy"), embedder=embedder) as copy:
+        report = import_jsonl(copy, io.StringIO(text))
+        assert report.errors == []
+        assert (report.memories, report.triplets, report.aliases) == (1, 3, 2)
+        assert copy.store.triplets() == chitta.store.triplets()
+        assert copy.store.aliases() == chitta.store.aliases()
+        assert _export(copy, realm="geo").splitlines()[1:] == text.splitlines()[1:]
+        # Keyed on the way in: odd casing and the aliases find the imported edges.
+        found = copy.relations.find(subject="the FRENCH republic", predicate="CAPITAL OF",
+                                    realm="geo")  # fmt: skip
+        assert [t.id for t in found] == [ids["france"]]
+        assert found[0].source_memory == ids["src"]
+        # The invalidated edge is history: not current, but there as of a time it held.
+        assert copy.relations.find(subject="brd", realm="geo") == []
+        past = copy.relations.find(subject="brd", realm="geo", as_of="1980-01-01")
+        assert [t.id for t in past] == [ids["bonn"]]
+        answer = copy.recall_analogy("the french republic", "paris", "italy", realm="geo")
+        assert [x.entity for x in answer.answers] == ["Rome"]
+        again = import_jsonl(copy, io.StringIO(text))
+        assert (again.triplets, again.aliases, again.skipped_existing) == (0, 0, 6)
+
+
+def test_import_into_another_realm_moves_the_aliases_too(chitta: Chitta) -> None:
+    ids = _relations(chitta)
+    report = import_jsonl(chitta, io.StringIO(_export(chitta, realm="geo")), into="atlas")
+    assert (report.triplets, report.aliases, report.errors) == (3, 2, [])
+    assert {a.alias_key: a.canonical_key for a in chitta.store.aliases("atlas")} == {
+        "brd": "germany", "the french republic": "france"}  # fmt: skip
+    moved = chitta.relations.find(subject="The French Republic", realm="atlas")
+    assert len(moved) == 1 and moved[0].id != ids["france"]
+    assert moved[0].source_memory not in (None, ids["src"])  # the copy of the memory
+    assert chitta.store.get(moved[0].source_memory).realm == "atlas"
+
+
+def test_bad_triplet_and_alias_lines_are_reported(chitta: Chitta) -> None:
+    chitta.relations.alias("NYC", "New York City", realm="geo")
+    edge = {"type": "triplet", "realm": "geo", "subject": "a", "predicate": "calls",
+            "object": "b"}  # fmt: skip
+    alias = {"type": "alias", "realm": "geo", "alias": "Big Apple",
+             "canonical_key": "new york city"}  # fmt: skip
+    lines = [
+        {**edge, "subject": "Ann Arbor", "predicate": "Lives In"},
+        {**edge, "subject": "   "},
+        {**edge, "predicate": "part (of)"},
+        {**edge, "weight": 0},
+        alias,
+        {**alias, "alias": ""},
+        {**alias, "alias": "Gotham", "colour": "blue"},
+        {**alias, "alias": "new york city", "canonical_key": "nyc"},  # itself, through NYC
+        {**alias, "alias": "nyc", "canonical_key": "somewhere else"},  # NYC is kept
+        {**alias, "alias": "The Apple", "alias_key": "stale key"},  # keys are made again
+    ]
+    report = import_jsonl(chitta, io.StringIO("\n".join(json.dumps(x) for x in lines)))
+    assert (report.triplets, report.aliases, report.skipped_existing) == (1, 2, 1)
+    messages = dict(report.errors)
+    assert sorted(messages) == [2, 3, 4, 6, 7, 8]
+    assert "subject" in messages[2] and "not a predicate" in messages[3]
+    assert "weight" in messages[4] and "alias" in messages[6]
+    assert "unknown field 'colour'" in messages[7] and "itself" in messages[8]
+    assert {a.alias_key: a.canonical_key for a in chitta.store.aliases("geo")} == {
+        "nyc": "new york city",
+        "big apple": "new york city",
+        "the apple": "new york city",
+    }
+    assert [
+        t.predicate
+        for t in chitta.relations.find(subject="ANN ARBOR", realm="geo", predicate="lives_in")
+    ] == ["Lives In"]

@@ -121,7 +121,7 @@ class Relations:
         """Mark an edge invalid from ``at`` (default now); it stays for history."""
         if not isinstance(triplet_id, str) or not triplet_id.strip():
             raise BadArgument("id must be a triplet id (text)")
-        when = parse_time(at, "invalidated_at")
+        when = parse_time(at, "at")
         with self.store.write_lock():
             found = self.store.triplet(triplet_id.strip())
             if found is None:
@@ -137,9 +137,12 @@ class Relations:
             self.store.invalidate_triplet(found, when)
         return Invalidated(Triplet(**{**_fields(found), "invalidated_at": when}), already=False)
 
-    def alias(self, alias: object, canonical: object, realm: object = None) -> tuple[str, str]:
+    def alias(
+        self, alias: object, canonical: object, realm: object = None, created_at: int | None = None
+    ) -> tuple[str, str]:
         """Make ``alias`` name the same entity as ``canonical``; returns their keys (the
-        canonical one resolved, so chains never form)."""
+        canonical one resolved, so chains never form). ``created_at`` (default now) is for an
+        import, which keeps the time the alias was made."""
         realm_name = check_realm(realm)
         alias_text, alias_key = check_entity(alias, "alias")
         _, canonical_key = check_entity(canonical, "canonical")
@@ -147,7 +150,8 @@ class Relations:
             root = table.canonical(self.store.triplet_reads(), realm_name, canonical_key)
             if root == alias_key:
                 raise BadName(f"{alias_text!r} cannot be an alias of itself")
-            self.store.add_alias(realm_name, alias_text, alias_key, root)
+            at = self.clock() if created_at is None else created_at
+            self.store.add_alias(realm_name, alias_text, alias_key, root, at)
         return alias_key, root
 
     def unalias(self, alias: object, realm: object = None) -> bool:

@@ -83,6 +83,18 @@ class Triplet:
 
 
 @dataclass(frozen=True, slots=True)
+class Alias:
+    """Another name for an entity of a realm: ``alias`` (matched by ``alias_key``) names the
+    entity keyed ``canonical_key``."""
+
+    realm: str
+    alias: str
+    alias_key: str
+    canonical_key: str
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
 class Episode:
     """A session or group of conversation turns with its time span."""
 

@@ -39,7 +39,7 @@ from chitta.store.corrections import CorrectionIndex
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.lock import InstanceLock
-from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.records import Alias, Episode, Memory, Scope, Source, Triplet
 from chitta.store.sparse import SparseIndex, coder_for
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
@@ -907,12 +907,20 @@ class Store:
         """The read function store/triplets.py's queries take (each thread its connection)."""
         return self._query
 
-    def add_alias(self, realm: str, alias: str, alias_key: str, canonical_key: str) -> None:
+    def add_alias(
+        self, realm: str, alias: str, alias_key: str, canonical_key: str, at: int | None = None
+    ) -> None:
+        """Make ``alias_key`` name ``canonical_key`` in ``realm``, created ``at`` (default
+        now)."""
+        at = int(time.time() * 1000) if at is None else at
         with self.transaction() as conn:
-            triplet_table.add_alias(conn, realm, alias, alias_key, canonical_key,
-                                    int(time.time() * 1000))  # fmt: skip
+            triplet_table.add_alias(conn, realm, alias, alias_key, canonical_key, at)
             if self._links is not None:
                 self._links.touch(realm, (alias_key, canonical_key))
+
+    def aliases(self, realm: str | None = None) -> list[Alias]:
+        """The aliases of ``realm`` (or of every realm), by realm and alias key."""
+        return [Alias(*row) for row in triplet_table.aliases(self._query, realm)]
 
     def remove_alias(self, realm: str, alias_key: str) -> bool:
         with self.transaction() as conn:

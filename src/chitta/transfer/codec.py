@@ -12,10 +12,12 @@ from typing import Any
 import numpy as np
 
 from chitta.config import DEFAULT_REALM
+from chitta.relations.names import check_entity, check_predicate
+from chitta.relations.service import check_weight
 from chitta.store.confidence import INITIAL_STRENGTH, TIERS, Confidence, tier_for
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, parse_kind
-from chitta.store.records import Episode, Memory, Source, Triplet
+from chitta.store.records import Alias, Episode, Memory, Source, Triplet
 from chitta.validate import check_content, check_scope_name, format_time, parse_tags, parse_time
 
 FORMAT = "chitta-export"
@@ -84,6 +86,17 @@ def triplet_to_dict(t: Triplet) -> dict[str, Any]:
     }
 
 
+def alias_to_dict(a: Alias) -> dict[str, Any]:
+    return {
+        "type": "alias",
+        "realm": a.realm,
+        "alias": a.alias,
+        "alias_key": a.alias_key,
+        "canonical_key": a.canonical_key,
+        "created_at": format_time(a.created_at),
+    }
+
+
 class LineError(Exception):
     """One line of an import is unusable; the message says which field and why."""
 
@@ -103,6 +116,7 @@ _TRIPLET_FIELDS = frozenset(
     {"type", "id", "realm", "subject", "predicate", "object", "weight", "valid_from",
      "invalidated_at", "source_memory", "created_at"}
 )  # fmt: skip
+_ALIAS_FIELDS = frozenset({"type", "realm", "alias", "alias_key", "canonical_key", "created_at"})
 
 
 def _check_fields(obj: dict, allowed: frozenset[str]) -> None:
@@ -222,17 +236,32 @@ def parse_episode(obj: dict, now: int) -> Episode:
 
 
 def parse_triplet(obj: dict, now: int) -> Triplet:
+    """A triplet from one line, its names and weight checked as ``add_triplet`` checks them
+    (the store keys it by those names when it is written)."""
     _check_fields(obj, _TRIPLET_FIELDS)
     record_id, realm, created = _record_base(obj, now)
     return Triplet(
         id=record_id,
         realm=realm,
-        subject=_text(obj, "subject") or "",
-        predicate=_text(obj, "predicate") or "",
-        object=_text(obj, "object") or "",
-        weight=_number(obj, "weight", 1.0),
+        subject=check_entity(obj.get("subject"), "field 'subject'")[0],
+        predicate=check_predicate(obj.get("predicate"), "field 'predicate'")[0],
+        object=check_entity(obj.get("object"), "field 'object'")[0],
+        weight=check_weight(_number(obj, "weight", 1.0)),
         valid_from=_time(obj, "valid_from", created) or created,
         invalidated_at=_time(obj, "invalidated_at"),
         source_memory=_text(obj, "source_memory", required=False),
         created_at=created,
     )
+
+
+def parse_alias(obj: dict, now: int) -> Alias:
+    """An alias from one line. Its keys are made again, as a triplet's are: ``alias_key`` from
+    ``alias`` (the line's own is only read back for its type) and ``canonical_key`` keyed anew,
+    so the store never holds a key that this chitta's key function would not give."""
+    _check_fields(obj, _ALIAS_FIELDS)
+    _, realm, created = _record_base(obj, now)
+    alias, alias_key = check_entity(obj.get("alias"), "field 'alias'")
+    _text(obj, "alias_key", required=False)
+    canonical_key = check_entity(obj.get("canonical_key"), "field 'canonical_key'")[1]
+    return Alias(realm=realm, alias=alias, alias_key=alias_key, canonical_key=canonical_key,
+                 created_at=created)  # fmt: skip

@@ -11,6 +11,7 @@ from chitta.store.sqlite import Store
 from chitta.transfer.codec import (
     FORMAT,
     FORMAT_VERSION,
+    alias_to_dict,
     episode_to_dict,
     memory_to_dict,
     triplet_to_dict,
@@ -42,7 +43,7 @@ def export_jsonl(
         "exported_at": format_time(chitta.clock()),
     }
     out.write(json.dumps(header) + "\n")
-    counts = {"episodes": 0, "memories": 0, "triplets": 0}
+    counts = {"episodes": 0, "memories": 0, "triplets": 0, "aliases": 0}
     for e in store.episodes(realm):
         out.write(json.dumps(episode_to_dict(e)) + "\n")
         counts["episodes"] += 1
@@ -56,6 +57,9 @@ def export_jsonl(
     for t in store.triplets(realm):
         out.write(json.dumps(triplet_to_dict(t)) + "\n")
         counts["triplets"] += 1
+    for a in store.aliases(realm):
+        out.write(json.dumps(alias_to_dict(a)) + "\n")
+        counts["aliases"] += 1
     return counts
 
 

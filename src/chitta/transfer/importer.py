@@ -12,12 +12,14 @@ import numpy as np
 
 from chitta.api import Chitta
 from chitta.errors import ChittaError, ImportFormatError, InputError
+from chitta.store import triplets as triplet_table
 from chitta.store.ids import new_id
-from chitta.store.records import Episode, Memory, Triplet
+from chitta.store.records import Alias, Episode, Memory, Triplet
 from chitta.transfer.codec import (
     FORMAT,
     FORMAT_VERSION,
     LineError,
+    parse_alias,
     parse_episode,
     parse_memory,
     parse_triplet,
@@ -36,6 +38,7 @@ class ImportReport:
     memories: int = 0
     episodes: int = 0
     triplets: int = 0
+    aliases: int = 0
     skipped_existing: int = 0
     reembedded: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
@@ -47,7 +50,7 @@ class ImportReport:
     def as_dict(self) -> dict[str, Any]:
         return {
             "imported": {"memories": self.memories, "episodes": self.episodes,
-                         "triplets": self.triplets},
+                         "triplets": self.triplets, "aliases": self.aliases},
             "skipped_existing": self.skipped_existing,
             "reembedded": self.reembedded,
             "bad_lines": self.bad_lines,
@@ -70,6 +73,7 @@ class _Importer:
         self.pending: list[tuple[int, Memory, np.ndarray | None]] = []
         self.pending_episodes: list[tuple[int, Episode]] = []
         self.pending_triplets: list[tuple[int, Triplet]] = []
+        self.pending_aliases: list[tuple[int, Alias]] = []
         self.known_episodes: set[str] = set()
         # Under --into, links to records later in the file are resolved once all are read.
         self.unresolved: list[tuple[str, str, str]] = []
@@ -121,11 +125,20 @@ class _Importer:
                 triplet = replace(triplet, id=self._new_id(triplet.id, triplet.created_at),
                                   realm=self.into)  # fmt: skip
             self.pending_triplets.append((number, triplet))
+        elif kind == "alias":
+            alias = parse_alias(obj, self.now)
+            if self.into is not None:
+                alias = replace(alias, realm=self.into)
+            self.pending_aliases.append((number, alias))
         elif kind == FORMAT:
             raise LineError("a second header line")
         else:
-            raise LineError(f"unknown record type {kind!r}; expected memory, episode or triplet")
-        if len(self.pending) + len(self.pending_episodes) + len(self.pending_triplets) >= BATCH:
+            raise LineError(
+                f"unknown record type {kind!r}; expected memory, episode, triplet or alias"
+            )
+        pending = (self.pending, self.pending_episodes, self.pending_triplets,
+                   self.pending_aliases)  # fmt: skip
+        if sum(map(len, pending)) >= BATCH:
             self.flush()
 
     def _claim(self, record_id: str) -> None:
@@ -157,7 +170,7 @@ class _Importer:
 
     def flush(self) -> None:
         """Write what is pending: episodes, then memories (which may name them), then triplets
-        (which may name memories)."""
+        (which may name memories), then aliases."""
         if self.pending_episodes:
             batch = self._skip_existing("episodes", self.pending_episodes)
             self.pending_episodes = []
@@ -185,6 +198,26 @@ class _Importer:
                 for n, t in batch
             ]
             self.report.triplets += self._write(batch, self.store.add_triplets)
+        if self.pending_aliases:
+            batch, self.pending_aliases = self.pending_aliases, []
+            for number, alias in batch:
+                self._add_alias(number, alias)
+
+    def _add_alias(self, number: int, alias: Alias) -> None:
+        """Store one alias as ``alias_entity`` would (its canonical key resolved through the
+        store's aliases, never an alias of itself); an alias the realm already has is kept as
+        it is, as a record whose id is already there is."""
+        reads = self.store.triplet_reads()
+        if triplet_table.canonical(reads, alias.realm, alias.alias_key) != alias.alias_key:
+            self.report.skipped_existing += 1
+            return
+        try:
+            self.chitta.relations.alias(alias.alias, alias.canonical_key, alias.realm,
+                                        created_at=alias.created_at)  # fmt: skip
+        except (ChittaError, sqlite3.Error) as exc:
+            self.report.errors.append((number, f"could not store: {exc}"))
+            return
+        self.report.aliases += 1
 
     def _prepare_memories(
         self, batch: list[tuple[int, Memory, np.ndarray | None]]
