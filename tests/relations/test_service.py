@@ -192,7 +192,7 @@ def test_invalidating_before_the_edge_was_valid_is_refused(rel: Relations, store
     edge = rel.add("Ada", "works_at", "Acme", valid_from="2025-01-01").triplet
     with unchanged(store), pytest.raises(BadDate, match="before the edge's valid_from"):
         rel.invalidate(edge.id, at="2024-12-31")
-    with unchanged(store), pytest.raises(BadDate, match="invalidated_at"):
+    with unchanged(store), pytest.raises(BadDate, match="^at .soon. is not a date"):
         rel.invalidate(edge.id, at="soon")
 
 

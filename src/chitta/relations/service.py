@@ -131,7 +131,7 @@ class Relations:
             when = self.clock() if when is None else when
             if when < found.valid_from:
                 raise BadDate(
-                    f"invalidated_at {format_time(when)} is before the edge's valid_from "
+                    f"at {format_time(when)} is before the edge's valid_from "
                     f"{format_time(found.valid_from)}"
                 )
             self.store.invalidate_triplet(found, when)
