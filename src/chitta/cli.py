@@ -24,6 +24,7 @@ from chitta.cli_analogy import analogy as _analogy  # noqa: F401 - registers `be
 from chitta.cli_bench import bench
 from chitta.cli_calibrate import calibrate
 from chitta.cli_cited import cited_recall
+from chitta.cli_cited_bench import cited as _cited_bench  # noqa: F401 - registers `bench cited`
 from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli_model import model
 from chitta.cli_relations import analogy, triplet
