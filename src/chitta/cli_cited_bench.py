@@ -43,6 +43,11 @@ from chitta.errors import BadArgument, ChittaError
     show_default=True,
     help="Unanswerable questions asked of each store (as `bench abstain`).",
 )
+@click.option(
+    "--seed-rules-only",
+    is_flag=True,
+    help="Abstain by seed 003's rules alone, without chitta's UNKNOWN-band rule.",
+)
 @out_option("cited")
 @APPEND_DOCS_OPTION
 @click.option(
@@ -64,6 +69,7 @@ def _cited(
     conversations: str | None,
     limit: int,
     per_store: int,
+    seed_rules_only: bool,
     out: Path,
     append_docs: Path | None,
     workdir: Path | None,
@@ -108,7 +114,10 @@ def _cited(
             with Progress(console=console, transient=True) as progress:
                 task = progress.add_task("cited recall", total=len(items))
                 for item in items:
-                    probes.append(cb.probe(chitta, item, store.turn_of, limit))
+                    probes.append(
+                        cb.probe(chitta, item, store.turn_of, limit,
+                                 respect_band=not seed_rules_only)
+                    )  # fmt: skip
                     progress.advance(task)
         finally:
             store.close()
@@ -130,6 +139,7 @@ def _cited(
             "per_store": per_store,
             "sources": [{"name": cb.SOURCE, "kind": "chitta", "priority": 1.0}],
             "model": None,
+            "abstention_rules": "seed" if seed_rules_only else "seed + UNKNOWN band",
         },
         "figures": cb.figures(probes),
         "probes": [p.as_dict() for p in probes],
@@ -148,7 +158,8 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"Command: `{record['command']}` (commit {str(record['commit'])[:12]}; "
         f"{len(record['settings']['conversations'])} conversations, limit "
-        f"{record['settings']['limit']}, no model; {record['wall_s']:.0f} s)",
+        f"{record['settings']['limit']}, no model, abstention by "
+        f"{record['settings'].get('abstention_rules', 'seed')} rules; {record['wall_s']:.0f} s)",
         "",
         "| questions | n | gold turn cited (abstention = miss) | among the answered "
         "| abstained | abstention reasons | p50 / p95 ms |",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from chitta.cited.abstain import (
     NO_RESULTS,
+    STORE_UNKNOWN,
     model_abstention,
     pre_synthesis,
 )
@@ -102,3 +103,27 @@ def test_model_abstention_reason() -> None:
     assert model_abstention("NO_ANSWER_AVAILABLE:") == "no reason given"
     assert model_abstention("NO_ANSWER_AVAILABLE") == "no reason given"
     assert model_abstention("We chose Postgres [1].") is None
+
+
+def banded(name: str, band: str, *texts: str, kind: str = "chitta") -> SourceReply:
+    chunks = tuple(Chunk(name, t, i, 1.0 / i, meta={"band": band})
+                   for i, t in enumerate(texts, start=1))  # fmt: skip
+    return SourceReply(name, kind, chunks, None, 1.0)
+
+
+def test_only_stores_that_say_unknown_abstain() -> None:
+    """chitta's rule beside the seed's: every chunk from a chitta store, each UNKNOWN."""
+    unknown = [banded("memory", "UNKNOWN", "X", "Y"), banded("other", "UNKNOWN", "Z",
+                                                            kind="chitta_file")]  # fmt: skip
+    assert decide(unknown) == STORE_UNKNOWN
+    # One store that knows, or any other source with results, is evidence enough to go on.
+    assert decide([banded("memory", "UNKNOWN", "X", "Y"), banded("o", "KNOWN", "Z")]) is None
+    notes = SourceReply("notes", "markdown", (Chunk("notes", "W", 1, 2.0),), None, 1.0)
+    assert decide([banded("memory", "UNKNOWN", "X", "Y"), notes]) is None
+    # Switched off, the seed's rules alone decide.
+    assert decide(unknown, rules=AbstainSettings(respect_band=False)) is None
+
+
+def test_the_seed_rules_are_reported_before_the_band_rule() -> None:
+    only = [banded("memory", "UNKNOWN", "X")]
+    assert decide(only) == "Insufficient evidence (1 < 2 chunks)."

@@ -29,6 +29,7 @@ min_score = 0.25
 min_sources = 1
 min_chunks = 3
 min_top_score = 0.4
+respect_band = false
 
 [synth]
 extractive_sentences = 2
@@ -115,7 +116,9 @@ def test_the_whole_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     settings = load_cited_settings(write(folder, FULL), tmp_path / "unused")
     assert (settings.limit, settings.source_timeout_s) == (7, 2.5)
     assert settings.merge == MergeSettings(k=30, min_score=0.25)
-    assert settings.abstain == AbstainSettings(min_sources=1, min_chunks=3, min_top_score=0.4)
+    assert settings.abstain == AbstainSettings(
+        min_sources=1, min_chunks=3, min_top_score=0.4, respect_band=False
+    )
     assert settings.synth.extractive_sentences == 2
     assert settings.synth.models == (
         ModelEndpoint("openai", "http://127.0.0.1:8642/v1", "hermes", 12.0, "OPENAI_API_KEY"),
@@ -199,6 +202,7 @@ SOURCE = '[[source]]\nname = "s"\n'
         ("[merge]\nmin_score = 1.5\n", r"\[merge\] min_score must be between 0 and 1, got 1.5"),
         ("[merge]\nbeta = 1\n", r"\[merge\] has an unknown key 'beta'"),
         ("[abstain]\nmin_top_score = -0.1\n", r"\[abstain\] min_top_score must be between 0"),
+        ("[abstain]\nrespect_band = 1\n", r"\[abstain\] respect_band must be true or false"),
         ("[abstain]\nmin_sources = -1\n", r"\[abstain\] min_sources must be at least 0"),
         ("[abstain]\nmin_chunks = true\n", r"\[abstain\] min_chunks must be an integer"),
         ("merge = 3\n", r"\[merge\] must be a table, got an integer"),

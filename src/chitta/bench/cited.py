@@ -30,7 +30,7 @@ from chitta.bench.runner import realm_for
 from chitta.bench.score import percentile
 from chitta.cited import abstain as rules
 from chitta.cited.run import cited_recall
-from chitta.cited.settings import CitedSettings, SourceConfig
+from chitta.cited.settings import AbstainSettings, CitedSettings, SourceConfig
 from chitta.cited.sources import build_sources, close_sources
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ REASONS: tuple[tuple[str, str], ...] = (
     ("insufficient_sources", "Insufficient sources"),
     ("low_relevance", "Low relevance scores"),
     ("insufficient_evidence", "Insufficient evidence"),
+    ("store_unknown", rules.STORE_UNKNOWN),
     ("extractive_no_match", rules.EXTRACTIVE_NO_MATCH),
 )
 #: Any other reason: a model's NO_ANSWER_AVAILABLE (none is configured here).
@@ -55,10 +56,11 @@ OTHER_REASON = "model"
 _QUOTED = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
-def settings_for(realm: str) -> CitedSettings:
-    """The default source set pointed at ``realm``: one ``chitta`` source, no model."""
+def settings_for(realm: str, respect_band: bool = True) -> CitedSettings:
+    """The default source set pointed at ``realm``: one ``chitta`` source, no model; with
+    ``respect_band`` False, only the seed's abstention rules."""
     source = SourceConfig(name=SOURCE, kind="chitta", priority=1.0, options={"realms": [realm]})
-    return CitedSettings(sources=(source,))
+    return CitedSettings(sources=(source,), abstain=AbstainSettings(respect_band=respect_band))
 
 
 def question_set(
@@ -146,10 +148,11 @@ def probe(
     turn_of: dict[str, str],
     limit: int = LIMIT,
     clock: Callable[[], float] = time.perf_counter,
+    respect_band: bool = True,
 ) -> CitedProbe:
     """Ask ``item``'s question of its realm by cited recall; ``turn_of`` maps memory ids to
     LoCoMo turn ids (``ChittaStore.turn_of``)."""
-    settings = settings_for(item.realm)
+    settings = settings_for(item.realm, respect_band)
     watched = _Watched(chitta)
     sources = build_sources(settings, cast("Chitta", watched))
     try:

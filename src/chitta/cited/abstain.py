@@ -14,7 +14,12 @@ Checked in the seed's order; the first rule that holds gives the reason:
    evidence counted is the citations the merge kept — distinct contents above the score floor,
    what an answer could cite — not the raw chunk count, where one passage returned by two
    sources would count twice.
-5. after synthesis, the model answering "NO_ANSWER_AVAILABLE: <reason>" (its reason, or "no
+5. chitta's own rule, beside the seed's (``respect_band``, on by default): every chunk came
+   from a chitta store (``chitta`` or ``chitta_file``) and each of those stores' recalls was
+   in the UNKNOWN band — the store's calibrated confidence says it does not know
+   (docs/recall.md). The admission gate already kept only rows sharing a distinctive word with
+   the question; this rule declines to build an answer out of them: :data:`STORE_UNKNOWN`.
+6. after synthesis, the model answering "NO_ANSWER_AVAILABLE: <reason>" (its reason, or "no
    reason given"); the extractive answer's analogue is :data:`EXTRACTIVE_NO_MATCH`.
 
 Abstaining still returns the citations found.
@@ -32,6 +37,13 @@ NO_RESULTS = "No results from any memory store."
 #: The marker the prompt asks a model to answer with when the context does not suffice.
 NO_ANSWER_MARKER = "NO_ANSWER_AVAILABLE"
 NO_REASON = "no reason given"
+#: Rule 5: the only evidence came from chitta stores that say they do not know.
+STORE_UNKNOWN = (
+    "The memory store does not know this: its recall's confidence is UNKNOWN, and no other "
+    "source returned anything."
+)
+#: Kinds of source whose chunks carry the recall's confidence band (``meta["band"]``).
+BANDED_KINDS = frozenset({"chitta", "chitta_file"})
 #: The extractive answer abstains with this when no cited sentence matches the question.
 EXTRACTIVE_NO_MATCH = "No cited sentence shares a word with the question."
 
@@ -41,7 +53,7 @@ _MODEL_ABSTAINS = re.compile(rf"{NO_ANSWER_MARKER}\s*:?(.*)", re.DOTALL)
 def pre_synthesis(
     replies: Sequence[SourceReply], citations: Sequence[Citation], settings: AbstainSettings
 ) -> str | None:
-    """The reason to abstain before any synthesis (rules 1-4), or ``None`` to go on.
+    """The reason to abstain before any synthesis (rules 1-5), or ``None`` to go on.
 
     ``replies`` holds one reply per configured source, failed ones included."""
     total = sum(len(r.chunks) for r in replies)
@@ -57,11 +69,22 @@ def pre_synthesis(
         return f"Low relevance scores (top RRF score: {top:.2f} < {settings.min_top_score:g})."
     if len(citations) < settings.min_chunks:
         return f"Insufficient evidence ({len(citations)} < {settings.min_chunks} chunks)."
+    if settings.respect_band and _stores_say_unknown(replies):
+        return STORE_UNKNOWN
     return None
 
 
+def _stores_say_unknown(replies: Sequence[SourceReply]) -> bool:
+    """Whether every chunk came from a chitta store and all of them were recalled UNKNOWN."""
+    chunks = [c for r in replies for c in r.chunks]
+    answered = [r for r in replies if r.chunks]
+    return all(r.kind in BANDED_KINDS for r in answered) and all(
+        c.meta.get("band") == "UNKNOWN" for c in chunks
+    )
+
+
 def model_abstention(text: str) -> str | None:
-    """The model's reason when ``text`` says NO_ANSWER_AVAILABLE (rule 5), else ``None``.
+    """The model's reason when ``text`` says NO_ANSWER_AVAILABLE (rule 6), else ``None``.
 
     The marker counts anywhere in the text, as in the seed ("NO_ANSWER_AVAILABLE in
     response"): a model that hedges with an answer and the marker has not answered. The reason

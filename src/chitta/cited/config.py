@@ -13,6 +13,7 @@ The whole format, every key optional unless marked::
     min_sources = 2             # sources with results (capped at the sources configured)
     min_chunks = 2
     min_top_score = 0.3         # 0-1
+    respect_band = true         # abstain when only chitta stores answered, all UNKNOWN
 
     [synth]
     extractive_sentences = 3    # sentences of the answer when no model answers
@@ -123,6 +124,11 @@ class _Reader:
             raise self.fail(where, f"must be {bounds}, got {value}")
         return value
 
+    def flag(self, value: object, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, f"must be true or false, got {_type(value)}")
+        return value
+
     def number(self, value: object, where: str) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise self.fail(where, f"must be a number, got {_type(value)}")
@@ -230,7 +236,7 @@ def _merge(r: _Reader, data: dict[str, Any]) -> MergeSettings:
 
 
 def _abstain(r: _Reader, data: dict[str, Any]) -> AbstainSettings:
-    r.keys(data, ("min_sources", "min_chunks", "min_top_score"), "[abstain]")
+    r.keys(data, ("min_sources", "min_chunks", "min_top_score", "respect_band"), "[abstain]")
     base = AbstainSettings()
     sources = data.get("min_sources", base.min_sources)
     chunks = data.get("min_chunks", base.min_chunks)
@@ -239,6 +245,9 @@ def _abstain(r: _Reader, data: dict[str, Any]) -> AbstainSettings:
         min_sources=r.integer(sources, "[abstain] min_sources", 0),
         min_chunks=r.integer(chunks, "[abstain] min_chunks", 0),
         min_top_score=r.fraction(top, "[abstain] min_top_score"),
+        respect_band=r.flag(
+            data.get("respect_band", base.respect_band), "[abstain] respect_band"
+        ),  # fmt: skip
     )
 
 

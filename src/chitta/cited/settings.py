@@ -39,6 +39,9 @@ class AbstainSettings:
     min_sources: int = 2  # sources with results; capped at the number of sources configured
     min_chunks: int = 2
     min_top_score: float = 0.3
+    #: chitta's own rule beside the seed's: when only chitta stores returned anything and
+    #: every one of them says UNKNOWN (recall/calibration.py), abstain.
+    respect_band: bool = True
 
 
 @dataclass(frozen=True, slots=True)
