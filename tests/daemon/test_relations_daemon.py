@@ -81,6 +81,12 @@ def test_the_methods_name_a_bad_parameter(daemon: Path) -> None:
             ("recall_analogy", {"a": "x", "b": "y"}, "'c'"),
             ("recall_analogy", {"a": "x", "b": "y", "c": "z", "as_of": "then"}, "as_of 'then'"),
             ("invalidate_triplet", {"id": 7}, "id must be text"),
+            # JSON "\ud800" decodes to a lone surrogate: a bad name, not an internal error.
+            (
+                "add_triplet",
+                {"subject": "Ber\ud800lin", "predicate": "calls", "object": "b"},
+                "not Unicode text",
+            ),  # fmt: skip
         ]
         for method, params, needle in cases:
             with pytest.raises(DaemonError) as caught:
@@ -89,3 +95,8 @@ def test_the_methods_name_a_bad_parameter(daemon: Path) -> None:
             assert caught.value.rpc_code == protocol.INVALID_PARAMS
         done = client.call("recall_analogy", a="x", b="y", c="z")
         assert done["abstained"] and done["reason_code"] == "unknown_entity"
+        # Epoch milliseconds may come as a JSON float (1.7e12), as parse_time reads them.
+        added = client.call("add_triplet", subject="a", predicate="calls", object="b",
+                            valid_from=1.7e12)  # fmt: skip
+        assert added["triplet"]["valid_from"] == "2023-11-14T22:13:20.000Z"
+        assert client.call("find_triplets", as_of=1.7e12 + 1.0)["triplets"] == [added["triplet"]]

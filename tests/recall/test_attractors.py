@@ -133,3 +133,31 @@ def test_the_ttl_applies_without_any_write(store, make_memory, cached) -> None:
     cache, now, first = cached
     now[0] = 300
     assert cache.get(store, "work", 100) is not first
+
+
+def test_a_triplet_under_another_name_of_a_cached_entity_drops_the_cache(
+    store, make_memory, cached
+) -> None:
+    """Zeta's cluster is read under every name of its entity, so an edge written under its
+    alias reaches it as one written under Zeta does."""
+    cache, _, _ = cached
+    store.add_alias("work", "Zed", "zed", "zeta")
+    cache.get(store, "work", 100)
+    [note] = _add(store, make_memory, ["one more note, about it"])
+    store.add_triplets([_edge("y", "Zed", source=note)])
+    assert _entities(cache.get(store, "work", 100)) == {"oliver": 3, "zeta": 4}
+
+
+def test_an_alias_joining_a_cached_clusters_entity_drops_the_cache(store, make_memory) -> None:
+    """A cluster around an alias (its edges were stated under that name) gains the edges of
+    every name its entity is given later, whichever name the new alias was aimed at."""
+    cache = AttractorCache(ttl=300, clock=lambda: 0.0)
+    store.add_alias("work", "Zed", "zed", "zeta")
+    notes = _add(store, make_memory, [f"a note about the thing, part {i}" for i in range(3)])
+    store.add_triplets([_edge("Zed", f"x{i}", source=m) for i, m in enumerate(notes)])
+    assert _entities(cache.get(store, "work", 100)) == {"zed": 3}
+    more = _add(store, make_memory, [f"another note, number {i}" for i in range(2)])
+    store.add_triplets([_edge("Zeus", f"y{i}", source=m) for i, m in enumerate(more)])
+    assert _entities(cache.get(store, "work", 100)) == {"zed": 3}  # Zeus is no name of it yet
+    store.add_alias("work", "Zeus", "zeus", "zeta")
+    assert _entities(cache.get(store, "work", 100)) == {"zed": 5}

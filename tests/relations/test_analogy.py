@@ -122,6 +122,20 @@ def test_c_without_an_edge_over_p_abstains_naming_its_predicates(rel: Relations,
     assert "no current outgoing edge at all" in only_in.reason
 
 
+def test_c_with_a_long_history_abstains_in_bounded_work_and_says_so(rel, store) -> None:
+    """Thousands of predicates c's edges no longer hold are not all looked at to word the
+    reason: it says the list was cut, and never that c has no current edge."""
+    rel.add("Paris", "capital_of", "France")
+    old = [Triplet(f"h{i:04d}", "default", "Berlin", f"was_{i:04d}", "x", 1.0, 1, 2, None, 1)
+           for i in range(table.PREDICATES_SEEN + 50)]  # fmt: skip
+    store.add_triplets(old)
+    rel.add("Berlin", "zz_twinned_with", "Paris")  # current, past the bound
+    result = ask(store, "Paris", "France", "Berlin")
+    assert result.reason_code == "c_no_edge" and "no current outgoing edge" not in result.reason
+    assert f"none of the first {table.PREDICATES_SEEN} predicates" in result.reason
+    assert result.bounded and "predicates" in result.bounded[0]
+
+
 # --- answers -------------------------------------------------------------------------------
 
 

@@ -104,7 +104,7 @@ def test_the_sql_reads_of_the_hub_stop_at_their_bound(hub: Hub) -> None:
     assert cut and [o for _, o, _ in stated[hub.catalogue]] == [
         table.entity_key(_part(EDGES - 1 - i)) for i in range(7)
     ]
-    assert table.out_predicates(reads, REALM, ["hub"], now) == ["contains"]
+    assert table.out_predicates(reads, REALM, ["hub"], now) == (["contains"], False)
 
 
 @pytest.mark.parametrize("seed", ["mention", "catalogue"])

@@ -52,6 +52,7 @@ def test_seed_and_free_predicates_are_accepted() -> None:
         ("New\nYork", "control character"),
         ("New\tYork", "control character"),
         ("nul\x00byte", "control character"),
+        ("Ber\ud800lin", "not Unicode text"),  # JSON "\ud800" decodes to a lone surrogate
         ("...", "no letters or digits"),
         (42, "must be text"),
         (None, "must be text"),

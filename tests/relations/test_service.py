@@ -263,7 +263,7 @@ def test_re_pointing_an_alias_target_moves_its_aliases_no_chains(rel: Relations,
     edge = rel.add("C", "relates_to", "D").triplet
     assert rel.find(subject="A") == [edge]
     # A cycle would need C to be an alias of what already means C.
-    with unchanged(store), pytest.raises(BadName, match="alias of itself"):
+    with unchanged(store), pytest.raises(BadName, match="'A' is an alias of 'C'"):
         rel.alias("C", "A")
 
 
@@ -274,6 +274,10 @@ def test_an_alias_of_itself_is_refused(rel: Relations, store) -> None:
         rel.alias("", "NYC")
     with unchanged(store), pytest.raises(BadName, match="canonical"):
         rel.alias("NYC", "x" * 201)
+    rel.alias("NYC", "New York City")
+    # The other way round: the message says what is in the way, not "an alias of itself".
+    with unchanged(store), pytest.raises(BadName, match="'nyc' is an alias of 'New York City'"):
+        rel.alias("New York City", "nyc")
 
 
 def test_aliases_are_per_realm(rel: Relations) -> None:

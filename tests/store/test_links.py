@@ -4,6 +4,7 @@ file), and entity postings (kept in memory, in step with writes)."""
 from __future__ import annotations
 
 import time
+import tracemalloc
 
 from chitta.store.ids import new_id
 from chitta.store.records import Episode, Source
@@ -79,3 +80,26 @@ def test_rebuilt_from_the_file_equals_kept_in_step(store_path, make_memory) -> N
     with Store(store_path) as store:
         assert [store.links().entities_of(i) for i in ids] == kept
         assert store.links().named_by("work", "bergen") == kept_names == {ids[0], ids[1]}
+
+
+def test_write_counts_tell_touched_names_apart_in_bounded_memory() -> None:
+    """The counts attractor caches compare: a touched name's count moves, another's does not,
+    and a long-running process that touches ever new names does not grow them."""
+    from chitta.store.links import LinkIndex
+
+    links = LinkIndex()
+    before = links.writes("work", ["zeta", "oliver"])
+    links.touch("work", ["zeta"])
+    after = links.writes("work", ["zeta", "oliver"])
+    assert after[0] != before[0] and after[1] == before[1]
+    assert links.writes("home", ["zeta"]) == (0,) and links.generation("work") == 1
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for start in range(0, 200_000, 1000):
+            links.touch("work", [f"entity {i}" for i in range(start, start + 1000)])
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert grown < 1_000_000  # bytes kept after 200,000 distinct names (a dict kept ~30 MB)

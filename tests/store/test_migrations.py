@@ -240,6 +240,26 @@ def test_failing_migration_leaves_the_old_version(
         assert s.get(OLD_MEMORY.id) == OLD_MEMORY
 
 
+def test_a_failing_step_is_rolled_back_on_the_migrating_connection(tmp_path: Path) -> None:
+    """migrate() leaves no half-done step open on its connection, which stays usable (restore
+    migrates the store's own writing connection)."""
+    path = tmp_path / "store.db"
+    build_at(path, 4)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        # A subject that migration 5's key function cannot read: a blob, written by hand.
+        conn.execute("INSERT INTO triplets VALUES ('tb','old',X'00ff','p','o',1.0,1,NULL,NULL,1)")
+        with pytest.raises(sqlite3.OperationalError):
+            migrations.migrate(conn)
+        assert not conn.in_transaction
+        assert migrations.schema_version(conn) == 4
+        assert "subject_key" not in {r[1] for r in conn.execute("PRAGMA table_info(triplets)")}
+        conn.execute("DELETE FROM triplets WHERE id = 'tb'")
+        assert migrations.migrate(conn) == (4, migrations.LATEST)
+    finally:
+        conn.close()
+
+
 def test_steps_before_a_failing_one_stay_applied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

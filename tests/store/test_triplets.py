@@ -88,6 +88,19 @@ def test_between_reads_current_edges_in_one_direction_heaviest_first(store, read
             ] == ["sued", "founded", "works_at"]  # fmt: skip
 
 
+def test_between_reads_the_pair_index_even_when_b_is_a_hub(store, reads, raw) -> None:
+    """a→b where b has thousands of incoming edges (USA, the object of every located_in) reads
+    the pair's rows, not all of b's."""
+    store.add_triplets([edge(f"p{i:04d}", "located_in", "USA", 0.5) for i in range(5000)])
+    got = table.between(reads, "work", ["p0001"], ["usa"], NOW, 10)
+    assert [t.subject for t in got.rows] == ["p0001"] and not got.cut
+    assert [t.subject for t in table.between(reads, "work", ["usa"], ["p0001"], NOW, 10).rows
+            ] == []  # fmt: skip
+    pair = _steps(raw, lambda q: table.between(q, "work", ["p0001"], ["usa"], NOW, 10))
+    whole = _steps(raw, lambda q: table.touching(q, "work", ["usa"], NOW, 5000))
+    assert pair * 20 < whole
+
+
 def test_outgoing_reads_each_node_and_predicate_from_its_index_and_stops(store, reads, raw) -> None:
     store.add_triplets([edge("hub", "contains", f"p{i:04d}", (i + 1) / 5000) for i in range(5000)])
     store.add_triplets([edge("hub", "imports", "x"), edge("hub", "contains", "gone", 1.0, end=1)])
@@ -189,10 +202,11 @@ def test_out_predicates_names_current_ones_only(store, reads) -> None:
     store.add_triplets([edge("c", "imports", f"m{i}") for i in range(50)])
     store.add_triplets([edge("c", "calls", "f", end=1), edge("C.", "contains", "g"),
                         edge("c", "zeta", "h", start=NOW + 1)])  # fmt: skip
-    assert table.out_predicates(reads, "work", ["c"], NOW) == ["contains", "imports"]
-    assert table.out_predicates(reads, "work", ["c"], NOW, most=1) == ["contains"]
-    assert table.out_predicates(reads, "work", ["c"], 0) == ["calls", "contains", "imports"]
-    assert table.out_predicates(reads, "work", ["nobody"], NOW) == []
+    assert table.out_predicates(reads, "work", ["c"], NOW) == (["contains", "imports"], False)
+    assert table.out_predicates(reads, "work", ["c"], NOW, most=1) == (["contains"], True)
+    assert table.out_predicates(reads, "work", ["c"], 0) == (["calls", "contains", "imports"],
+                                                            False)  # fmt: skip
+    assert table.out_predicates(reads, "work", ["nobody"], NOW) == ([], False)
 
 
 def test_same_current_matches_any_name_of_each_end(store, reads) -> None:
@@ -227,3 +241,22 @@ def test_aliases_resolve_in_one_step_and_are_per_realm(store, reads) -> None:
     assert store.remove_alias("work", "nyc") is True
     assert store.remove_alias("work", "nyc") is False
     assert table.names_of(reads, "work", "nyc") == ("nyc",)
+
+
+def test_out_predicates_stops_after_a_bounded_number_of_predicates(store, reads) -> None:
+    """A node with thousands of predicates none of which holds now (its history) costs a
+    bounded number of reads, not one or two per predicate."""
+    store.add_triplets([edge("c", f"was_{i:05d}", "x", end=1) for i in range(3000)])
+    store.add_triplets([edge("c", "zz_now", "y")])
+    calls = [0]
+
+    def counting(sql: str, params) -> list:
+        calls[0] += 1
+        return reads(sql, params)
+
+    # zz_now lies beyond the bound: not named, and the cut is said.
+    assert table.out_predicates(counting, "work", ["c"], NOW) == ([], True)
+    assert calls[0] == 2 * table.PREDICATES_SEEN + 1
+    assert table.out_predicates(reads, "work", ["c"], 0) == (
+        [f"was_{i:05d}" for i in range(50)], True
+    )  # fmt: skip

@@ -44,6 +44,8 @@ _OPTIONAL_TEXT = Param((str, type(None)))
 _FLAG = Param((bool,))
 _LIST = Param((list,))
 _OPTIONAL_OBJECT = Param((dict, type(None)))
+#: A time: ISO 8601 text or epoch milliseconds (a JSON number, whole or not), or null.
+_WHEN = Param((str, int, float, type(None)))
 
 
 def check_params(method: Method, params: Params) -> None:
@@ -272,7 +274,7 @@ METHODS: Mapping[str, Method] = {
                 "predicate": Param((str,), required=True),
                 "object": Param((str,), required=True),
                 "weight": Param((int, float)),
-                "valid_from": Param((str, int, type(None))),
+                "valid_from": _WHEN,
                 "source_memory": _OPTIONAL_TEXT,
                 "realm": _OPTIONAL_TEXT,
             },
@@ -281,7 +283,7 @@ METHODS: Mapping[str, Method] = {
         Method(
             "invalidate_triplet",
             _invalidate_triplet,
-            {**_ID, "at": Param((str, int, type(None)))},
+            {**_ID, "at": _WHEN},
             writes=True,
         ),
         Method(
@@ -292,7 +294,7 @@ METHODS: Mapping[str, Method] = {
                 "predicate": _OPTIONAL_TEXT,
                 "object": _OPTIONAL_TEXT,
                 "realm": _OPTIONAL_TEXT,
-                "as_of": Param((str, int, type(None))),
+                "as_of": _WHEN,
                 "include_invalidated": _FLAG,
                 "limit": Param((int,)),
             },
@@ -323,7 +325,7 @@ METHODS: Mapping[str, Method] = {
                 "b": Param((str,), required=True),
                 "c": Param((str,), required=True),
                 "realm": _OPTIONAL_TEXT,
-                "as_of": Param((str, int, type(None))),
+                "as_of": _WHEN,
                 "limit": Param((int,)),
             },
             writes=False,

@@ -129,12 +129,14 @@ def recall_analogy(
         bounded.append(f"c has more than {cap} edges over a predicate; ranked its {cap} heaviest")
     answers = _rank(reads, realm_name, heaviest, cd)[:most]
     if not answers:
-        others = table.out_predicates(reads, realm_name, names["c"], at)
-        tail = f"; its current edges are over: {', '.join(others)}" if others else (
-            "; it has no current outgoing edge at all")  # fmt: skip
+        others, cut = table.out_predicates(reads, realm_name, names["c"], at)
+        if cut:
+            bounded.append(f"c has edges over more than {table.PREDICATES_SEEN} predicates; "
+                           "named the current ones among the first")  # fmt: skip
         return base.abstain(
             predicates, "c_no_edge",
-            f"{base.c!r} has no current edge over {', '.join(predicates)}{tail}",
+            f"{base.c!r} has no current edge over {', '.join(predicates)}"
+            f"{_other_predicates(others, cut)}",
             bounded,
         )  # fmt: skip
     return Analogy(base.a, base.b, base.c, base.resolved, at_given, predicates, tuple(answers),
@@ -174,6 +176,15 @@ def _rank(
         answers.append(Answer(best.object, key, score, held_by))
     answers.sort(key=lambda x: (-x.score, x.key))
     return answers
+
+
+def _other_predicates(others: Sequence[str], cut: bool) -> str:
+    """The end of a ``c_no_edge`` reason: what c's current edges are over instead."""
+    if others:
+        return f"; its current edges are over: {', '.join(others)}{', …' if cut else ''}"
+    if cut:
+        return f"; none of the first {table.PREDICATES_SEEN} predicates of its edges is current"
+    return "; it has no current outgoing edge at all"
 
 
 def _unrelated(

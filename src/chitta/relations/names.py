@@ -15,6 +15,7 @@ MAX_PREDICATE_CHARS = 64
 #: calls itself. Any other self-loop (a module importing itself, X relates_to X) is refused.
 SELF_LOOP_PREDICATES = frozenset({"calls"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _PREDICATE = re.compile(r"^\w[\w.:/+#]*$")
 
 
@@ -49,4 +50,6 @@ def _text(name: object, what: str, limit: int) -> str:
         raise BadName(f"{what} is {len(text)} characters; a name is at most {limit}")
     if _CONTROL.search(text):
         raise BadName(f"{what} {text[:40]!r} holds a control character (a line break, a tab…)")
+    if _SURROGATE.search(text):  # it could not be stored: SQLite text is UTF-8
+        raise BadName(f"{what} holds a lone surrogate code point: it is not Unicode text")
     return text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chitta.config import DEFAULT_REALM
@@ -48,10 +48,12 @@ def triplet_to_dict(t: Triplet) -> dict[str, Any]:
 
 
 def check_realm(realm: object) -> str:
+    """The realm named (``default`` when none is), or :class:`BadScope`."""
     return check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM
 
 
 def check_weight(weight: object) -> float:
+    """A weight in (0, 1] as a float, or :class:`BadArgument`."""
     if isinstance(weight, bool) or not isinstance(weight, int | float):
         raise BadArgument(f"weight must be a number in (0, 1], got {type(weight).__name__}")
     if not math.isfinite(weight) or not 0 < weight <= 1:
@@ -60,6 +62,7 @@ def check_weight(weight: object) -> float:
 
 
 def check_limit(limit: object, most: int) -> int:
+    """A whole number from 1 to ``most``, or :class:`BadArgument` naming ``limit``."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= most:
         raise BadArgument(f"limit must be a whole number from 1 to {most}, got {limit!r}")
     return limit
@@ -94,14 +97,15 @@ class Relations:
         w = check_weight(weight)
         now = self.clock()
         start = parse_time(valid_from, "valid_from")
-        source = self._check_source(source_memory, realm_name)
-        triplet = Triplet(
-            id=new_id(now), realm=realm_name, subject=subject_text, predicate=predicate_text,
-            object=object_text, weight=w, valid_from=now if start is None else start,
-            invalidated_at=None, source_memory=source, created_at=now,
-        )  # fmt: skip
         reads = self.store.triplet_reads()
         with self.store.write_lock():
+            # Under the lock: the source cannot be forgotten between this check and the write.
+            source = self._check_source(source_memory, realm_name)
+            triplet = Triplet(
+                id=new_id(now), realm=realm_name, subject=subject_text, predicate=predicate_text,
+                object=object_text, weight=w, valid_from=now if start is None else start,
+                invalidated_at=None, source_memory=source, created_at=now,
+            )  # fmt: skip
             # Every name of each end (aliases): an edge stated under an alias is the same edge.
             subjects = table.names_of(reads, realm_name, subject_key)
             objects = table.names_of(reads, realm_name, object_key)
@@ -135,7 +139,7 @@ class Relations:
                     f"{format_time(found.valid_from)}"
                 )
             self.store.invalidate_triplet(found, when)
-        return Invalidated(Triplet(**{**_fields(found), "invalidated_at": when}), already=False)
+        return Invalidated(replace(found, invalidated_at=when), already=False)
 
     def alias(
         self, alias: object, canonical: object, realm: object = None, created_at: int | None = None
@@ -145,11 +149,17 @@ class Relations:
         import, which keeps the time the alias was made."""
         realm_name = check_realm(realm)
         alias_text, alias_key = check_entity(alias, "alias")
-        _, canonical_key = check_entity(canonical, "canonical")
+        canonical_text, canonical_key = check_entity(canonical, "canonical")
         with self.store.write_lock():
             root = table.canonical(self.store.triplet_reads(), realm_name, canonical_key)
             if root == alias_key:
-                raise BadName(f"{alias_text!r} cannot be an alias of itself")
+                raise BadName(
+                    f"{alias_text!r} cannot be an alias of itself"
+                    if canonical_key == alias_key
+                    else f"{canonical_text!r} is an alias of {alias_text!r}, which would make "
+                    f"{alias_text!r} an alias of itself (unalias {canonical_text!r} first to "
+                    "swap the two)"
+                )
             at = self.clock() if created_at is None else created_at
             self.store.add_alias(realm_name, alias_text, alias_key, root, at)
         return alias_key, root
@@ -187,6 +197,7 @@ class Relations:
                           objects=objects, at=at, limit=check_limit(limit, MAX_FIND))  # fmt: skip
 
     def aliases(self, realm: object = None) -> list[dict[str, Any]]:
+        """The realm's aliases, by alias key, for a reply."""
         rows = table.aliases(self.store.triplet_reads(), check_realm(realm))
         return [{"realm": r, "alias": a, "alias_key": k, "canonical_key": c,
                  "created_at": format_time(t)} for r, a, k, c, t in rows]  # fmt: skip
@@ -211,7 +222,3 @@ class Relations:
                 f"source_memory {memory.id} is in realm {memory.realm!r}, not {realm!r}"
             )
         return memory.id
-
-
-def _fields(t: Triplet) -> dict[str, Any]:
-    return {name: getattr(t, name) for name in Triplet.__slots__}

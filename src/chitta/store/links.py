@@ -8,17 +8,25 @@ memories — are read from indexes in the file (migration 4), so they cost no bu
 
 Every write that changes an entity's cluster (a memory naming it added or removed, a triplet
 or alias touching it written) bumps that entity's write count (``touch``), so a cache of
-clusters (recall/attractors.py) can tell whether a write reached the clusters it holds.
+clusters (recall/attractors.py) can tell whether a write reached the clusters it holds. The
+counts live in a fixed number of slots, by a hash of (realm, entity): they take the same memory
+however many entities a long-running process sees, and two entities sharing a slot only make a
+cache drop an entry early.
 """
 
 from __future__ import annotations
 
 import threading
+import zlib
+from array import array
 from collections.abc import Iterable
 
 from chitta.store.entities import entities
 from chitta.store.postings import Postings
 from chitta.store.records import Memory
+
+#: Write-count slots (see the module docstring): 16,384 counters, 128 KiB.
+WRITE_SLOTS = 1 << 14
 
 
 class LinkIndex:
@@ -27,7 +35,7 @@ class LinkIndex:
     def __init__(self) -> None:
         self._postings: Postings[tuple[str, str]] = Postings()
         self._lock = threading.Lock()
-        self._writes: dict[tuple[str, str], int] = {}  # (realm, entity) -> writes seen
+        self._writes = array("Q", bytes(8 * WRITE_SLOTS))  # writes seen, per slot
         self._realm_writes: dict[str, int] = {}
 
     def add(self, memory: Memory) -> None:
@@ -56,7 +64,7 @@ class LinkIndex:
     def writes(self, realm: str, names: Iterable[str]) -> tuple[int, ...]:
         """The write counts of ``names``: equal tuples mean no write reached them between."""
         with self._lock:
-            return tuple(self._writes.get((realm, name), 0) for name in names)
+            return tuple(self._writes[_slot(realm, name)] for name in names)
 
     def generation(self, realm: str) -> int:
         """How many entity writes ``realm`` has seen: unchanged means no write at all."""
@@ -64,9 +72,9 @@ class LinkIndex:
             return self._realm_writes.get(realm, 0)
 
     def _bump(self, keys: Iterable[tuple[str, str]]) -> None:
-        for key in keys:
-            self._writes[key] = self._writes.get(key, 0) + 1
-            self._realm_writes[key[0]] = self._realm_writes.get(key[0], 0) + 1
+        for realm, name in keys:
+            self._writes[_slot(realm, name)] += 1
+            self._realm_writes[realm] = self._realm_writes.get(realm, 0) + 1
 
     def __contains__(self, memory_id: str) -> bool:
         return memory_id in self._postings
@@ -88,3 +96,9 @@ class LinkIndex:
     def entity_df(self, realm: str, entity: str) -> int:
         """How many memories of ``realm`` name ``entity``."""
         return self._postings.count((realm, entity))
+
+
+def _slot(realm: str, name: str) -> int:
+    """The write-count slot of an entity: a stable hash (the same in every run, unlike
+    ``hash``), so which names share a slot does not change from one process to the next."""
+    return zlib.crc32(f"{realm}\0{name}".encode("utf-8", "surrogatepass")) % WRITE_SLOTS

@@ -184,11 +184,18 @@ def migrate(conn: sqlite3.Connection, target: int = LATEST) -> tuple[int, int]:
     conn.create_function("chitta_predicate_key", 1, predicate_key, deterministic=True)
     for version in range(start, target):
         # executescript commits first, so each step runs in an explicit transaction of its own.
-        conn.executescript(
-            "BEGIN;\n"
-            + MIGRATIONS[version]
-            + "\nINSERT INTO meta (key, value) VALUES ('schema_version', "
-            + f"'{version + 1}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n"
-            + "COMMIT;"
-        )
+        try:
+            conn.executescript(
+                "BEGIN;\n"
+                + MIGRATIONS[version]
+                + "\nINSERT INTO meta (key, value) VALUES ('schema_version', "
+                + f"'{version + 1}') ON CONFLICT (key) DO UPDATE SET value = excluded.value;\n"
+                + "COMMIT;"
+            )
+        except BaseException:
+            # A failed statement leaves the step's transaction open on the connection: undo the
+            # step whole, so the file stays at ``version`` and the connection stays usable.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
     return start, max(start, target)

@@ -884,10 +884,11 @@ class Store:
 
     # --- triplets and episodes -----------------------------------------------------------------
 
+    @_whole
     def add_triplets(self, triplets: Sequence[Triplet]) -> None:
         with self.transaction() as conn:
             triplet_table.insert(conn, triplets)
-            self._touch_links(triplets)
+        self._touch_links(triplets)
 
     def triplets(self, realm: str | None = None) -> list[Triplet]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
@@ -895,13 +896,15 @@ class Store:
         return [Triplet(**{k: r[k] for k in Triplet.__slots__}) for r in rows]
 
     def triplet(self, triplet_id: str) -> Triplet | None:
+        """The triplet with this id, current or not; None when there is none."""
         return triplet_table.by_id(self._query, triplet_id)
 
+    @_whole
     def invalidate_triplet(self, triplet: Triplet, at: int) -> None:
         """Mark ``triplet`` invalid from ``at`` on (kept for history)."""
         with self.transaction() as conn:
             triplet_table.invalidate(conn, triplet.id, at)
-            self._touch_links([triplet])
+        self._touch_links([triplet])
 
     def triplet_reads(self) -> triplet_table.Query:
         """The read function store/triplets.py's queries take (each thread its connection)."""
@@ -913,21 +916,26 @@ class Store:
         """Make ``alias_key`` name ``canonical_key`` in ``realm``, created ``at`` (default
         now)."""
         at = int(time.time() * 1000) if at is None else at
-        with self.transaction() as conn:
-            triplet_table.add_alias(conn, realm, alias, alias_key, canonical_key, at)
-            if self._links is not None:
-                self._links.touch(realm, (alias_key, canonical_key))
+        with self._mutex:
+            # The entity the alias meant until now loses a name, the one it joins gains one.
+            before = triplet_table.names_of(self._query, realm, alias_key)
+            with self.transaction() as conn:
+                triplet_table.add_alias(conn, realm, alias, alias_key, canonical_key, at)
+            after = triplet_table.names_of(self._query, realm, canonical_key)
+            self._touch_names(realm, {*before, *after})
 
     def aliases(self, realm: str | None = None) -> list[Alias]:
         """The aliases of ``realm`` (or of every realm), by realm and alias key."""
         return [Alias(*row) for row in triplet_table.aliases(self._query, realm)]
 
     def remove_alias(self, realm: str, alias_key: str) -> bool:
-        with self.transaction() as conn:
-            meant = triplet_table.remove_alias(conn, realm, alias_key)
-            if meant is not None and self._links is not None:
-                # Both ends: the canonical entity lost a name, as adding the alias gave it one.
-                self._links.touch(realm, (alias_key, meant))
+        """Forget the alias ``alias_key`` of ``realm``; False when there was none."""
+        with self._mutex:
+            names = triplet_table.names_of(self._query, realm, alias_key)  # its whole entity
+            with self.transaction() as conn:
+                meant = triplet_table.remove_alias(conn, realm, alias_key)
+            if meant is not None:
+                self._touch_names(realm, names)
             return meant is not None
 
     def triplet_neighbours(
@@ -971,12 +979,24 @@ class Store:
         return triplet_table.sourced_by(self._query, memory_ids, int(time.time() * 1000), cap)
 
     def _touch_links(self, triplets: Iterable[Triplet]) -> None:
-        """Tell the link index which entities a triplet write changed (attractor caches)."""
+        """Tell the link index which entities a committed triplet write changed (attractor
+        caches): both ends, under every name their aliases give them."""
         if self._links is None:
             return
+        ends: dict[str, set[str]] = {}
         for t in triplets:
-            self._links.touch(t.realm, (triplet_table.entity_key(t.subject),
-                                        triplet_table.entity_key(t.object)))  # fmt: skip
+            keys = (triplet_table.entity_key(t.subject), triplet_table.entity_key(t.object))
+            ends.setdefault(t.realm, set()).update(keys)
+        for realm, keys in ends.items():
+            groups = triplet_table.alias_groups(self._query, realm, keys)
+            self._touch_names(realm, {name for k in keys for name in groups.get(k, (k,))})
+
+    def _touch_names(self, realm: str, names: Iterable[str]) -> None:
+        """Count a write to the clusters of ``names`` (entity keys) once it is committed: a
+        cluster is read under every name of its entity, so a write under any of them counts;
+        and a reader that finds the count changed can see the write in the file."""
+        if self._links is not None:
+            self._links.touch(realm, names)
 
     def add_episodes(self, episodes: Sequence[Episode]) -> None:
         with self.transaction() as conn:

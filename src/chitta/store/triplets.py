@@ -32,6 +32,8 @@ Query = Callable[[str, Sequence[object]], list[sqlite3.Row]]
 SEED_PREDICATES = ("calls", "contains", "imports", "inherits", "corrects", "relates_to")
 #: Edges read per node and side when the graph lane follows a node's triplets.
 NEIGHBOUR_CAP = 200
+#: Distinct predicates of one node that ``out_predicates`` looks at, at most.
+PREDICATES_SEEN = 200
 #: The newest edges with a source that ``hubs`` counts (attractors' triplet clusters).
 HUB_WINDOW = 20_000
 _PREDICATE_SEPARATORS = re.compile(r"[\s\-_]+")
@@ -68,6 +70,7 @@ def current(at: int) -> tuple[str, tuple[int, int]]:
 
 
 def insert(conn: sqlite3.Connection, triplets: Iterable[Triplet]) -> None:
+    """Write ``triplets`` with the keys of their names."""
     conn.executemany(
         f"INSERT INTO triplets ({_COLUMNS}, subject_key, predicate_key, object_key) "
         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -78,6 +81,7 @@ def insert(conn: sqlite3.Connection, triplets: Iterable[Triplet]) -> None:
 
 
 def by_id(query: Query, triplet_id: str) -> Triplet | None:
+    """The triplet with this id, or None."""
     rows = query(f"SELECT {_COLUMNS} FROM triplets WHERE id = ?", (triplet_id,))
     return _triplet(rows[0]) if rows else None
 
@@ -103,6 +107,7 @@ def same_current(
 
 
 def invalidate(conn: sqlite3.Connection, triplet_id: str, at: int) -> None:
+    """Set the edge's ``invalidated_at``; the row stays, for history."""
     conn.execute("UPDATE triplets SET invalidated_at = ? WHERE id = ?", (at, triplet_id))
 
 
@@ -111,9 +116,12 @@ def between(
 ) -> Bounded:
     """Current edges from any of ``subjects`` to any of ``objects`` (keys), heaviest first."""
     cond, params = current(at)
+    # The pair index: left to itself SQLite reads an object's every incoming edge from
+    # triplets_in, for its weight order; the pair's rows are few, and sorting them is cheap.
     rows = query(
-        f"SELECT {_COLUMNS} FROM triplets WHERE realm = ? AND subject_key IN ({_marks(subjects)})"
-        f" AND object_key IN ({_marks(objects)}) AND {cond} ORDER BY weight DESC, id LIMIT ?",
+        f"SELECT {_COLUMNS} FROM triplets INDEXED BY triplets_pair WHERE realm = ? AND "
+        f"subject_key IN ({_marks(subjects)}) AND object_key IN ({_marks(objects)}) AND {cond} "
+        "ORDER BY weight DESC, id LIMIT ?",
         (realm, *subjects, *objects, *params, cap + 1),
     )
     return Bounded(tuple(_triplet(r) for r in rows[:cap]), len(rows) > cap)
@@ -145,13 +153,16 @@ def outgoing(
 
 def out_predicates(
     query: Query, realm: str, subjects: Sequence[str], at: int, most: int = 50
-) -> list[str]:
-    """The predicates (keys) of the current edges leaving ``subjects``, at most ``most``."""
+) -> tuple[list[str], bool]:
+    """The predicates (keys) of the current edges leaving ``subjects``, at most ``most``, among
+    the first ``PREDICATES_SEEN`` predicates of each subject's edges; and whether a bound cut
+    the list."""
     cond, params = current(at)
     found: set[str] = set()
+    cut = False
     for subject in subjects:
         after = ""
-        while len(found) < most:
+        for seen in range(PREDICATES_SEEN + 1):
             # A skip scan of the index: one seek per distinct predicate, whatever the number
             # of edges under it, then one probe for a current edge among them.
             rows = query(
@@ -161,6 +172,11 @@ def out_predicates(
             )
             if not rows:
                 break
+            if seen == PREDICATES_SEEN or len(found) >= most:
+                # A node's history can hold thousands of predicates that no longer hold: stop
+                # at the bound, saying that more predicates were left unread.
+                cut = True
+                break
             after = rows[0][0]
             if query(
                 "SELECT 1 FROM triplets INDEXED BY triplets_out WHERE realm = ? AND "
@@ -168,7 +184,7 @@ def out_predicates(
                 (realm, subject, after, *params),
             ):
                 found.add(after)
-    return sorted(found)[:most]
+    return sorted(found)[:most], cut
 
 
 def known(query: Query, realm: str, keys: Sequence[str]) -> bool:
