@@ -13,8 +13,9 @@ Finding them reads the realm's entity counts and its busiest triplet ends, so th
 cached per realm for five minutes (seed 001's time-to-live) and dropped sooner when a write
 reaches one of the cached clusters: a memory naming its entity added or forgotten, a triplet
 or alias touching it written (the link index counts those writes). A write elsewhere is seen
-when the entry expires. Density is measured on at most ``SAMPLE`` members of each cluster and
-triplets are read a bounded number per entity, which bounds the work whatever the realm's size.
+when the entry expires. Density is measured on at most ``SAMPLE`` members of each cluster, over
+the triplets of at most ``DENSITY_ENTITIES`` of their entities, and triplets are read a bounded
+number per entity, which bounds the work whatever the realm's size.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import combinations
@@ -39,8 +41,12 @@ CANDIDATES = 50
 MIN_MEMBERS = 3
 #: Members of a cluster whose pairs are checked for density (the first by id).
 SAMPLE = 30
-#: Triplets read per entity and side when gathering a cluster's members and links.
+#: Triplets read per entity and side when gathering a cluster's members.
 EDGES_PER_ENTITY = 200
+#: Entities whose triplets count towards density (those named by the most sampled members),
+#: and the triplets read for each: the density read's bound.
+DENSITY_ENTITIES = 300
+DENSITY_EDGES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +80,11 @@ def find_attractors(
             clusters[entity] = members
     samples = {e: sorted(members)[:SAMPLE] for e, members in clusters.items()}
     named = {m: set(links.entities_of(m)) & eligible for sample in samples.values() for m in sample}
-    # One read of the triplets among every sampled member's entities, for all clusters.
-    every = set().union(*named.values()) if named and hubs else set()
-    joined, _ = store.triplet_neighbours(realm, every, EDGES_PER_ENTITY)
+    # One read of triplets for all clusters, bounded: the entities the most sampled members
+    # name (a realm with many stated edges had thousands of them, and a refresh took seconds).
+    often = Counter(n for ns in named.values() for n in ns) if hubs else Counter()
+    read = sorted(often, key=lambda n: (-often[n], n))[:DENSITY_ENTITIES]
+    joined, _ = store.triplet_neighbours(realm, read, DENSITY_EDGES)
     found = [
         Attractor(e, members, _density(samples[e], e, named, joined))
         for e, members in clusters.items()

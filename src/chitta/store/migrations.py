@@ -142,6 +142,7 @@ CREATE INDEX triplets_from ON triplets (realm, subject_key, weight);
 CREATE INDEX triplets_in ON triplets (realm, object_key, weight);
 CREATE INDEX triplets_pair ON triplets (realm, subject_key, object_key);
 CREATE INDEX triplets_source ON triplets (source_memory, weight) WHERE source_memory IS NOT NULL;
+CREATE INDEX triplets_sourced ON triplets (realm) WHERE source_memory IS NOT NULL;
 CREATE TABLE entity_aliases (
     realm         TEXT NOT NULL,
     alias_key     TEXT NOT NULL,
