@@ -15,10 +15,10 @@ import click
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
-    _command_line,
     _fail,
     bench,
     out_option,
+    record_header,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
@@ -110,12 +110,7 @@ def _abstain(
         finally:
             store.close()
     record: dict[str, Any] = {
-        "benchmark": "abstain",
-        "command": _command_line(),
-        "commit": environment.git_commit(),
-        "machine": {**environment.machine(), "loadavg": environment.loadavg()},
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - started, 1),
+        **record_header("abstain", started),
         "data": str(path),
         "fit_on": sorted(fit_ids),
         "latency_ms": {"p50": round(statistics.median(ms), 2), "n": len(ms)},

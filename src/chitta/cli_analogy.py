@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
-    _command_line,
     _fail,
     bench,
     out_option,
+    record_header,
     write_results,
 )
 from chitta.errors import ChittaError
@@ -38,7 +37,6 @@ def analogy(fixture: Path, rounds: int, hub: int, out: Path, append_docs: Path |
     """recall_analogy on the frozen cases: hit@1, hit@3, correct abstentions, unsupported
     answers (must be 0) and the latency through a real daemon's socket."""
     from chitta.bench import analogy as bench_analogy
-    from chitta.bench import environment
 
     started = time.time()
     try:
@@ -48,12 +46,7 @@ def analogy(fixture: Path, rounds: int, hub: int, out: Path, append_docs: Path |
         _fail(exc)
         return
     record = {
-        "benchmark": "analogy",
-        "command": _command_line(),
-        "commit": environment.git_commit(),
-        "machine": {**environment.machine(), "loadavg": environment.loadavg()},
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - started, 1),
+        **record_header("analogy", started),
         **figures,
     }
     write_results(record, out, bench_analogy.markdown(record), append_docs)

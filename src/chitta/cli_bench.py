@@ -63,6 +63,22 @@ def write_results(record: dict, out: Path, table: str, append_docs: Path | None)
     click.echo(table)
 
 
+def record_header(benchmark: str, started: float) -> dict[str, Any]:
+    """What every results file opens with: the benchmark, the command as typed, the commit,
+    the machine and its load, when, and how long the run took since ``started``
+    (``time.time()``)."""
+    from chitta.bench import environment
+
+    return {
+        "benchmark": benchmark,
+        "command": _command_line(),
+        "commit": environment.git_commit(),
+        "machine": {**environment.machine(), "loadavg": environment.loadavg()},
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "wall_s": round(time.time() - started, 1),
+    }
+
+
 def _fail(exc: ChittaError) -> None:
     click.echo(f"error: {exc}", err=True)
     sys.exit(exc.exit_code)

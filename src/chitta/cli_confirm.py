@@ -6,7 +6,6 @@ import json
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,10 @@ import click
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
-    _command_line,
     _fail,
     bench,
     out_option,
+    record_header,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
@@ -216,15 +215,9 @@ def _read_traces(path: Path) -> list[dict[str, Any]]:
 
 
 def _record(rows, by_category, cost, started, settings) -> dict[str, Any]:
-    from chitta.bench import environment
 
     return {
-        "benchmark": "confirm",
-        "command": _command_line(),
-        "commit": environment.git_commit(),
-        "machine": {**environment.machine(), "loadavg": environment.loadavg()},
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - started, 1),
+        **record_header("confirm", started),
         "settings": settings,
         "codes": by_category,
         "trace_cost": cost,

@@ -6,17 +6,16 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
-    _command_line,
     _fail,
     bench,
     out_option,
+    record_header,
     write_results,
 )
 from chitta.errors import ChittaError
@@ -79,12 +78,7 @@ def _timecue(data: Path | None, out: Path, append_docs: Path | None) -> None:
         finally:
             store.close()
     record = {
-        "benchmark": "timecue",
-        "command": _command_line(),
-        "commit": environment.git_commit(),
-        "machine": {**environment.machine(), "loadavg": environment.loadavg()},
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - started, 1),
+        **record_header("timecue", started),
         "limit": LIMIT,
         "questions": len(rows),
         "right": _summary([r["right"] for r in rows]),
