@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import stat
@@ -352,6 +353,79 @@ def test_sources_without_this_store_need_no_store(tmp_path: Path) -> None:
         in (data["synthesized_answer"])
     )
     assert not home.exists()
+
+
+def test_a_file_written_over_becomes_owner_only(tmp_path: Path) -> None:
+    """The mode given at creation does not apply to a file that is there already."""
+    write_files(tmp_path)
+    config = tmp_path / "cited.toml"
+    config.write_text('[[source]]\nname = "notes"\nkind = "markdown"\npaths = ["MEMORY.md"]\n')
+    for name, args in (("old.json", ()), ("old.html", ("--html",))):
+        out = tmp_path / name
+        out.write_text("an older answer")
+        out.chmod(0o644)
+        result = cli(tmp_path / "home", "cited-recall", "-q", QUESTION, "--config", str(config),
+                     "-o", str(out), *args)  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600, name
+
+
+class _Trickler(BaseHTTPRequestHandler):
+    """A search endpoint that answers a byte at a time, never finishing in time."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        stop: threading.Event = self.server.stop  # type: ignore[attr-defined]
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            while not stop.wait(0.05):
+                self.wfile.write(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cut it off
+
+
+def test_a_trickling_source_does_not_hold_the_cli_past_its_timeout(tmp_path: Path) -> None:
+    """The CLI answers at source_timeout_s, and must then exit: Python waits at exit for the
+    source's thread, so a reply that trickles in would keep the process alive as long as the
+    server likes (the source's own timeout_s bounds each read, not the exchange)."""
+    write_files(tmp_path)
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Trickler)
+    httpd.daemon_threads = True
+    httpd.stop = threading.Event()  # type: ignore[attr-defined]
+    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+    config = tmp_path / "cited.toml"
+    config.write_text(
+        'source_timeout_s = 1\n[[source]]\nname = "notes"\nkind = "markdown"\n'
+        'paths = ["MEMORY.md"]\n\n[[source]]\nname = "hindsight"\nkind = "http"\n'
+        f'url = "http://127.0.0.1:{httpd.server_address[1]}/search"\ntext = "text"\n'
+        "timeout_s = 30\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(tmp_path / "home")
+    started = time.monotonic()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "chitta", "cited-recall", "-q", QUESTION, "--config",
+             str(config)], env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        httpd.stop.set()  # type: ignore[attr-defined]
+        httpd.shutdown()
+        httpd.server_close()
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    # The call's wait and the source's exchange end at the same second: either may tell it.
+    (error,) = data["errors"]
+    assert re.fullmatch(
+        r"hindsight: (timed out after 1s|GET \S+: no answer within 1 s \(timeout\))", error
+    )
+    assert data["sources"]["notes"]["count"] >= 1
+    assert elapsed < 20, f"the process took {elapsed:.1f} s to exit"
 
 
 # --- through a real daemon -------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -142,10 +143,14 @@ def _summary(answer: CitedAnswer) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, a new file owner-only: the report quotes memories."""
+    """Write ``text`` to ``path``, owner-only: the report quotes memories."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            # The mode above applies to a new file only; an older report may be readable by
+            # all. (Not a device or a pipe: "-o /dev/stdout" keeps its terminal's mode.)
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchmod(fd, 0o600)
             fh.write(text)
     except OSError as exc:
         raise BadArgument(f"cannot write {path}: {exc.strerror or exc}") from None

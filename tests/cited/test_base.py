@@ -61,6 +61,10 @@ def test_as_dict_has_the_seeds_keys_and_ours() -> None:
     assert data["sources"]["memory"] == {"count": 2, "max_score": 0.61, "avg_score": 0.555}
     assert data["citations"][0]["citation_id"] == 1
     assert data["errors"] == ["web: timed out after 5s"]
+    # The seed names a citation's source source_type: there, beside ours.
+    for citation in data["citations"]:
+        assert citation["source_type"] == citation["source"]
+    assert list(data["citations"][0])[:4] == ["citation_id", "source", "source_kind", "source_type"]
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ and the key."""
 
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -254,6 +256,21 @@ SOURCE = '[[source]]\nname = "s"\n'
             r"\[\[source\]\] #2 name 's' is used twice",
         ),
         ("source = 3\n", r"\[\[source\]\] must be an array of tables"),
+        # Timeouts past an hour: a huge one overflows every wait (OverflowError, no answer).
+        ("source_timeout_s = 1e308\n", r"source_timeout_s must be at most 3600 seconds"),
+        (
+            '[[model]]\nkind="ollama"\nurl="http://a"\nmodel="m"\ntimeout_s=1e300\n',
+            r"#1 timeout_s must be at most 3600",
+        ),
+        (SOURCE + 'kind="http"\nurl="http://a"\ntext="t"\ntimeout_s=4e3\n', r"at most 3600"),
+        # URLs and paths Python cannot take: errors naming the key, not a traceback.
+        (SOURCE + 'kind="http"\nurl="http://[::1/"\ntext="t"\n', r"url is not a URL"),
+        (SOURCE + 'kind="http"\nurl="http://a:port/"\ntext="t"\n', r"url is not a URL"),
+        (
+            SOURCE + 'kind="chitta_file"\npath="~no-such-user-here/x.db"\n',
+            r"path cannot be expanded",
+        ),
+        (SOURCE + 'kind="markdown"\npaths=["a\\u0000.md"]\n', r"paths\[0\] must not hold a NUL"),
     ],
 )
 def test_bad_settings_name_the_file_and_the_key(tmp_path: Path, text: str, message: str) -> None:
@@ -261,3 +278,63 @@ def test_bad_settings_name_the_file_and_the_key(tmp_path: Path, text: str, messa
     with pytest.raises(BadConfig, match=message) as caught:
         load_cited_settings(None, tmp_path)
     assert str(caught.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        '{ "X-Token" = "abc\\r\\nX-Evil: 1" }',  # a line break: a second header smuggled in
+        '{ "X-Token" = "abc\\n" }',
+        '{ "X-Token" = "tok\\u00e9n" }',  # not ASCII: http.client cannot send it
+        '{ "X-Token" = " abc" }',
+        '{ "X Token" = "abc" }',  # not a header name
+        '{ "X-Token:" = "abc" }',
+    ],
+)
+def test_http_headers_must_be_sendable_and_are_never_quoted(tmp_path: Path, headers: str) -> None:
+    """http.client would refuse these at the request, with an error quoting the value (often a
+    token) into the answer's errors and the log: refused here, naming the key only."""
+    text = SOURCE + f'kind="http"\nurl="http://a"\ntext="t"\nheaders={headers}\n'
+    with pytest.raises(BadConfig, match=r"'s' \(http\) headers") as caught:
+        load_cited_settings(write(tmp_path, text), tmp_path)
+    assert "abc" not in str(caught.value) and "tok" not in str(caught.value)
+
+
+def test_http_headers_that_are_fine(tmp_path: Path) -> None:
+    text = SOURCE + 'kind="http"\nurl="http://a"\ntext="t"\n'
+    text += 'headers = { Authorization = "Bearer a.b-c_d~e+f/g=", "X-Client" = "chitta 1.0" }\n'
+    (source,) = load_cited_settings(write(tmp_path, text), tmp_path).sources
+    assert source.options["headers"] == {
+        "Authorization": "Bearer a.b-c_d~e+f/g=",
+        "X-Client": "chitta 1.0",
+    }
+
+
+def test_a_settings_file_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
+    """The daemon reads the path a client names: a FIFO would block its worker for good."""
+    fifo = tmp_path / "cited.toml"
+    os.mkfifo(fifo)
+    caught: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            load_cited_settings(fifo, tmp_path)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test's thread
+            caught.append(exc)
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    thread.join(5)
+    if thread.is_alive():  # blocked opening the FIFO: let it go, then fail
+        with open(fifo, "w"):
+            pass
+        thread.join(5)
+        pytest.fail("loading a FIFO blocked")
+    assert len(caught) == 1 and isinstance(caught[0], BadConfig)
+    assert str(caught[0]) == f"{fifo}: is not a regular file"
+
+
+def test_a_huge_settings_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "# padding\n" * 200_000 + "limit = 3\n")  # about 2 MB
+    with pytest.raises(BadConfig, match=f"{path}: is larger than 1 MB"):
+        load_cited_settings(path, tmp_path)

@@ -335,6 +335,10 @@ def test_markers_link_only_real_citations() -> None:
         '[<a class="cite" href="#cite-1">1</a>, 3, <a class="cite" href="#cite-2">2</a>]'
     )
     assert linkify("[1][2]", set()) == "[1][2]"
+    # A model's garbage: int() of over 4,300 digits would raise; other scripts' digits are text.
+    huge = "[" + "1" * 5000 + "]"
+    assert linkify(huge, ids) == huge
+    assert linkify("[١]", ids) == "[١]"
 
 
 def test_model_answer_links_each_marker_to_its_citation() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import time
@@ -169,6 +170,20 @@ def test_an_adapter_bug_is_reported_as_an_error() -> None:
     result = cited_recall(sources, QUERY, CitedSettings())
     assert result.errors == ("buggy: KeyError: 'score'",)
     assert not result.abstained
+
+
+def test_an_adapter_bugs_message_is_in_the_answer_but_never_logged_above_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An unexpected exception may quote anything (a memory, a header value)."""
+    secret = RuntimeError("could not parse 'We chose Postgres because Bob said so'")
+    sources = [*good_sources(), FailingSource("buggy", error=secret)]
+    with caplog.at_level(logging.INFO, logger="chitta.cited.run"):
+        result = cited_recall(sources, QUERY, CitedSettings())
+    assert result.errors == (f"buggy: RuntimeError: {secret}",)
+    infos = [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
+    assert "cited recall: source buggy raised RuntimeError" in infos
+    assert not any("Bob said so" in message for message in infos)
 
 
 def test_abstains_before_synthesis_with_citations_filled(chat: ChatState) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from chitta.cited.base import SourceError
+from chitta.cited.settings import CitedSettings, SourceConfig
+from chitta.cited.sources import build_sources
 from chitta.cited.sources.http_json import HttpJsonSource, fill, lookup
 
 QUERY = "where do the tomatoes grow"
@@ -24,6 +26,14 @@ DOCS = [
     {"id": "d4", "document": {"content": "Water them every morning"}, "score": 0.33},
 ]
 SLOW_S = 2.0
+#: Routes whose reply trickles: the body (its length promised) or the headers.
+TRICKLE = {
+    "/trickle-body": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 1000\r\n\r\n[",
+    "/trickle-headers": b"HTTP/1.1 200 OK\r\nX-Padding: ",
+}
+TRICKLE_EVERY_S = 0.05
+TRICKLE_BYTES = 100  # 5 s in all, ten times the timeout the test sets
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -74,6 +84,8 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "/slow":
             time.sleep(SLOW_S)
             self.send_json(200, [])
+        elif route in TRICKLE:
+            self.trickle(TRICKLE[route])
         elif route == "/moved":
             self.send_response(302)
             self.send_header("Location", "/search")
@@ -82,15 +94,29 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(404, {"error": "no such path"})
 
+    def trickle(self, head: bytes) -> None:
+        """``head`` at once, then a byte every TRICKLE_EVERY_S: each read gets something well
+        within any socket timeout, and the reply never ends in time."""
+        try:
+            self.wfile.write(head)
+            for _ in range(TRICKLE_BYTES):
+                time.sleep(TRICKLE_EVERY_S)
+                self.wfile.write(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cut the exchange off at its deadline
+
     def send_json(self, status: int, payload: Any) -> None:
         self.send_raw(status, json.dumps(payload).encode(), "application/json")
 
     def send_raw(self, status: int, data: bytes, kind: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up at its deadline (the slow routes)
 
 
 @pytest.fixture(scope="module")
@@ -212,6 +238,30 @@ def test_a_slow_reply_hits_the_timeout(server) -> None:
     with pytest.raises(SourceError, match=r"no answer within 0\.3 s \(timeout\)"):
         source.search(QUERY, 5)
     assert time.monotonic() - started < SLOW_S
+
+
+@pytest.mark.parametrize("path", ["/trickle-body", "/trickle-headers"])
+def test_a_trickling_reply_is_cut_off_at_the_timeout(server, path: str) -> None:
+    """The timeout bounds the whole exchange, not each read: a server sending a byte now and
+    then would otherwise hold the search (and its thread, and the CLI's exit) for as long as
+    it likes."""
+    source = HttpJsonSource("s", url(server, path), text="text", timeout_s=0.5)
+    started = time.monotonic()
+    with pytest.raises(SourceError, match=r"no answer within 0\.5 s \(timeout\)"):
+        source.search(QUERY, 5)
+    assert time.monotonic() - started < 2.0  # the trickle lasts 5 s
+
+
+def test_an_http_sources_timeout_is_capped_at_the_source_timeout() -> None:
+    """The call stops waiting at source_timeout_s; an exchange running on past it would only
+    hold a thread, and the CLI's exit, for nothing."""
+    config = SourceConfig("h", "http", 0.8, {"url": "http://127.0.0.1:9/s", "text": "t",
+                                             "timeout_s": 30.0})  # fmt: skip
+    shorter = SourceConfig("g", "http", 0.8, {"url": "http://127.0.0.1:9/s", "text": "t",
+                                              "timeout_s": 0.5})  # fmt: skip
+    settings = CitedSettings(sources=(config, shorter), source_timeout_s=2.0)
+    sources = build_sources(settings, None)
+    assert [s.timeout_s for s in sources] == [2.0, 0.5]  # type: ignore[attr-defined]
 
 
 def test_nothing_listening_is_a_source_error() -> None:

@@ -50,6 +50,7 @@ class Reply:
     status: int = 200
     body: bytes = b""
     delay_s: float = 0.0
+    trickle: bool = False  # promise a longer body, then send a byte every 0.05 s for 5 s
 
 
 @dataclass
@@ -85,11 +86,29 @@ class Handler(BaseHTTPRequestHandler):
         reply = state.replies.get(self.path, Reply(404, b'{"error": "no such path"}'))
         if reply.delay_s and state.release.wait(reply.delay_s):
             return
+        if reply.trickle:
+            self.trickle(reply.body)
+            return
         self.send_response(reply.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply.body)))
         self.end_headers()
         self.wfile.write(reply.body)
+
+    def do_GET(self) -> None:  # a proxy is asked "GET http://host/path" for a proxied GET
+        self.do_POST()
+
+    def trickle(self, body: bytes) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) + 1000))
+            self.end_headers()
+            self.wfile.write(body)
+            for _ in range(100):
+                time.sleep(0.05)
+                self.wfile.write(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cut it off at its deadline
 
 
 @pytest.fixture
@@ -266,6 +285,59 @@ def test_garbage_is_an_error_and_the_chain_goes_on(
     assert result.answer == "Postgres was chosen for JSON support [1]."
 
 
+def test_a_trickling_model_is_cut_off_at_its_timeout(server: ServerState) -> None:
+    """timeout_s bounds the whole exchange: a model sending a byte now and then would
+    otherwise hold the call (and the daemon's worker) for as long as it likes."""
+    server.chat("Postgres [1].")
+    server.replies["/v1/chat/completions"].trickle = True
+    started = time.monotonic()
+    result = run(openai(server, timeout_s=0.5))
+    assert time.monotonic() - started < 2.0  # the trickle lasts 5 s
+    [error] = result.errors
+    endpoint = f"{server.url}/v1/chat/completions"
+    assert error == f"model openai:chat-1: {endpoint}: no answer within 0.5 s (timeout)"
+    assert result.mode == "extractive"
+
+
+@pytest.mark.parametrize("token", ["sk-secret\r\nX-Evil: 1", "sk-secret\nmore", "sk-sécret"])
+def test_an_api_key_that_cannot_be_sent_skips_the_step_unquoted(
+    server: ServerState, token: str
+) -> None:
+    """http.client refuses such a value with an error quoting it (out of the whole call, into
+    the daemon's log): the step fails instead, naming the variable, never the value."""
+    server.chat("Postgres [1].")
+    result = run(openai(server, api_key_env="CITED_TEST_API_KEY"),
+                 env={"CITED_TEST_API_KEY": token})  # fmt: skip
+    [error] = result.errors
+    assert error.startswith("model openai:chat-1: environment variable CITED_TEST_API_KEY holds")
+    assert "secret" not in error and "sécret" not in error
+    assert result.mode == "extractive" and server.requests == []
+
+
+def test_a_model_on_loopback_is_never_asked_through_a_proxy(
+    server: ServerState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy in the environment must not receive the prompt (memories) meant for a model
+    on this machine, nor its bearer token."""
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    proxy.daemon_threads = True
+    seen = ServerState()  # answers 404 to everything, and records it
+    proxy.state = seen  # type: ignore[attr-defined]
+    threading.Thread(target=proxy.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        for name in ("no_proxy", "NO_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        for name in ("http_proxy", "HTTP_PROXY"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.server_address[1]}")
+        server.chat("Postgres [1].")
+        result = run(openai(server))
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert seen.requests == []
+    assert (result.mode, result.answer, result.errors) == ("model", "Postgres [1].", ())
+
+
 def test_connection_refused_is_an_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -359,6 +431,14 @@ def test_an_answer_of_only_missing_citations_is_unusable(server: ServerState) ->
     assert result.errors == (
         "model openai:chat-1: answered only citations of ids not in the context",
     )
+
+
+def test_a_marker_of_thousands_of_digits_is_text_not_a_crash(server: ServerState) -> None:
+    """int() of over 4,300 digits raises ValueError: a garbage reply must not fail the call."""
+    huge = "[" + "9" * 5000 + "]"
+    server.chat(f"Postgres [1]. {huge}")
+    result = run(openai(server))
+    assert (result.mode, result.answer) == ("model", f"Postgres [1]. {huge}")
 
 
 def test_check_citations_on_known_ids() -> None:

@@ -94,9 +94,10 @@ class CitedAnswer:
     timing_ms: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        """The seed's JSON structure, plus answer_mode, model and timing_ms."""
+        """The seed's JSON structure, plus answer_mode, model and timing_ms. A citation also
+        carries the seed's name for its source, ``source_type`` (the same as ``source``)."""
         out = asdict(self)
-        out["citations"] = [asdict(c) for c in self.citations]
+        out["citations"] = [_seed_citation(c) for c in self.citations]
         out["chunks"] = [asdict(c) for c in self.chunks]
         out["sources"] = {k: asdict(v) for k, v in self.sources.items()}
         out["errors"] = list(self.errors)
@@ -123,6 +124,13 @@ class CitedAnswer:
             sources=sources,
             errors=tuple(str(e) for e in _list(data, "errors")),
         )
+
+
+def _seed_citation(citation: Citation) -> dict[str, Any]:
+    """A citation's fields, with the seed's ``source_type`` after ``source_kind``."""
+    values = asdict(citation)
+    head = {k: values[k] for k in ("citation_id", "source", "source_kind")}
+    return {**head, "source_type": citation.source, **values}
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:

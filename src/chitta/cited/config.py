@@ -3,7 +3,7 @@
 The whole format, every key optional unless marked::
 
     limit = 5                   # chunks asked of each source (1-100)
-    source_timeout_s = 5.0      # per source; also an http source's default timeout_s
+    source_timeout_s = 5.0      # per source (at most 3600); an http source's timeout_s cap
 
     [merge]
     k = 60                      # RRF constant, at least 1
@@ -22,7 +22,7 @@ The whole format, every key optional unless marked::
     kind = "openai"             # required: openai (POST {url}/chat/completions) | ollama
     url = "http://127.0.0.1:8642/v1"    # required, http or https
     model = "hermes"            # required
-    timeout_s = 30
+    timeout_s = 30              # the whole exchange, at most 3600
     api_key_env = "OPENAI_API_KEY"      # the variable holding a bearer token
 
     [[source]]
@@ -37,7 +37,8 @@ The whole format, every key optional unless marked::
     # http         url, text (required), method = "GET" | "POST", query_param = "query",
     #              limit_param = "limit", body (POST: a table whose string values may hold
     #              "{query}" and "{limit}"), results = "" (dotted path to the list; "" is the
-    #              reply itself), score, ref (dotted paths), headers (table), timeout_s
+    #              reply itself), score, ref (dotted paths), headers (table: one-line ASCII
+    #              values), timeout_s (default and cap: source_timeout_s)
 
 Paths (``path``, ``paths``, ``socket``) expand ``~`` and are relative to the file's folder.
 Without a file (or with a file that names no ``[[source]]``) the one source is this chitta
@@ -73,10 +74,20 @@ FILE_NAME = "cited.toml"
 MODEL_KINDS = ("openai", "ollama")
 MAX_PRIORITY = 10.0
 MAX_LIMIT = 100  # the most cited_recall asks of a source (cited/run.py)
+#: The longest timeout, in seconds: an hour is already no use to anyone waiting for an answer,
+#: and a huge one overflows the platform's timeouts (OverflowError in every wait).
+MAX_TIMEOUT_S = 3600.0
+#: The largest settings file read: a file this size is not settings (nor is a FIFO or a
+#: device — the daemon reads the path a client names).
+MAX_FILE_BYTES = 1 << 20
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: An HTTP header name (RFC 9110 token) and value (visible ASCII, spaces and tabs between):
+#: http.client refuses anything else at the request, in an error quoting the value.
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?")
 
 _TOP_KEYS = ("limit", "source_timeout_s", "merge", "abstain", "synth", "model", "source")
 _SOURCE_KEYS = ("name", "kind", "priority")
@@ -142,6 +153,13 @@ class _Reader:
             raise self.fail(where, f"must be greater than 0, got {value}")
         return number
 
+    def seconds(self, value: object, where: str) -> float:
+        """A timeout: more than 0, at most :data:`MAX_TIMEOUT_S`."""
+        number = self.positive(value, where)
+        if number > MAX_TIMEOUT_S:
+            raise self.fail(where, f"must be at most {MAX_TIMEOUT_S:g} seconds, got {value}")
+        return number
+
     def fraction(self, value: object, where: str) -> float:
         number = self.number(value, where)
         if not 0.0 <= number <= 1.0:
@@ -157,15 +175,41 @@ class _Reader:
 
     def url(self, value: object, where: str) -> str:
         text = self.text(value, where).strip()
-        parts = urllib.parse.urlsplit(text)
+        try:
+            parts = urllib.parse.urlsplit(text)
+            _ = parts.port  # raises on a port that is not a number
+        except ValueError as exc:  # "Invalid IPv6 URL", a bad port
+            raise self.fail(where, f"is not a URL ({exc}): {text!r}") from None
         if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
             raise self.fail(where, f"must be an http:// or https:// URL, got {text!r}")
         return text
 
     def path(self, value: object, where: str) -> str:
         """An absolute path: ``~`` expanded, a relative one taken from the file's folder."""
-        raw = Path(self.text(value, where)).expanduser()
+        text = self.text(value, where)
+        if "\0" in text:
+            raise self.fail(where, "must not hold a NUL character")
+        try:
+            raw = Path(text).expanduser()
+        except RuntimeError as exc:  # "~someone" who has no home here
+            raise self.fail(where, f"cannot be expanded: {exc}") from None
         return str(raw if raw.is_absolute() else self.base / raw)
+
+    def headers(self, value: object, where: str) -> dict[str, str]:
+        """HTTP headers: names that are tokens, values on one line (never quoted in errors:
+        a header may hold a token)."""
+        out = {}
+        for name, text in self.table(value, where).items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise self.fail(where, f"has a name that is not an HTTP header name: {name!r}")
+            if not isinstance(text, str) or not _HEADER_VALUE.fullmatch(text):
+                raise self.fail(
+                    f"{where}.{name}",
+                    "must be one line of visible ASCII text (no line break, control or "
+                    "non-ASCII character, nothing blank around it)",
+                )
+            out[name] = text
+        return out
 
     def texts(self, value: object, where: str, each: Callable[[object, str], str]) -> list[str]:
         if not isinstance(value, list) or not value:
@@ -200,8 +244,14 @@ def load_cited_settings(path: Path | None, home: Path) -> CitedSettings:
         if path is None:
             return default_settings()
         raise BadConfig(f"no cited recall settings file at {file}")
+    if not file.is_file():  # a FIFO would block the reader, a device feed it forever
+        raise BadConfig(f"{file}: is not a regular file")
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        with file.open("rb") as fh:
+            raw = fh.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise BadConfig(f"{file}: is larger than {MAX_FILE_BYTES >> 20} MB")
+        data = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise BadConfig(f"{file}: cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -214,7 +264,7 @@ def parse_settings(data: Mapping[str, Any], file: Path) -> CitedSettings:
     r = _Reader(file)
     r.keys(data, _TOP_KEYS, "the top level")
     limit = r.integer(data.get("limit", 5), "limit", 1, MAX_LIMIT)
-    timeout = r.positive(data.get("source_timeout_s", 5.0), "source_timeout_s")
+    timeout = r.seconds(data.get("source_timeout_s", 5.0), "source_timeout_s")
     sources = _sources(r, data.get("source", []), timeout)
     return CitedSettings(
         sources=sources or (default_source(),),
@@ -278,7 +328,7 @@ def _model(r: _Reader, item: object, number: int) -> ModelEndpoint:
         kind=kind,
         url=r.url(data["url"], f"{where} url"),
         model=r.text(data["model"], f"{where} model").strip(),
-        timeout_s=r.positive(data.get("timeout_s", 30.0), f"{where} timeout_s"),
+        timeout_s=r.seconds(data.get("timeout_s", 30.0), f"{where} timeout_s"),
         api_key_env=None if env is None else r.text(env, f"{where} api_key_env", _ENV_NAME),
     )
 
@@ -374,7 +424,7 @@ def _http(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[
         "limit_param": r.text(data.get("limit_param", "limit"), f"{where} limit_param"),
         "results": _dotted(r, data.get("results", ""), f"{where} results", empty=True),
         "text": _dotted(r, data["text"], f"{where} text"),
-        "timeout_s": r.positive(data.get("timeout_s", timeout), f"{where} timeout_s"),
+        "timeout_s": r.seconds(data.get("timeout_s", timeout), f"{where} timeout_s"),
     }
     for key in ("score", "ref"):
         if key in data:
@@ -383,10 +433,7 @@ def _http(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[
         if method != "POST":
             raise r.fail(f"{where} body", 'is sent only with method = "POST"')
         out["body"] = r.table(data["body"], f"{where} body")
-    headers = r.table(data.get("headers", {}), f"{where} headers")
-    for key, value in headers.items():
-        r.text(value, f"{where} headers.{key}")
-    out["headers"] = dict(headers)
+    out["headers"] = r.headers(data.get("headers", {}), f"{where} headers")
     return out
 
 

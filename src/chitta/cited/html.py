@@ -15,8 +15,9 @@ from chitta.cited.base import Citation, CitedAnswer, SourceStats
 #: do not fall back to default-src, so they are closed by name.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
-#: "[3]" or "[1, 2]": the seed's inline markers, and the list form models also write.
-_MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+#: "[3]" or "[1, 2]": the seed's inline markers, and the list form models also write. ASCII
+#: digits, at most 6: the answer is a model's text, and int() of thousands of digits raises.
+_MARKER = re.compile(r"\[([0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)\]")
 
 _MODE_LABEL = {
     "model": "Answer mode: model",

@@ -5,8 +5,9 @@ as "name: message"; one still running at the timeout as "name: timed out after X
 late answer is ignored — the call does not wait for it. No source failure fails the call.
 
 A straggler's worker thread runs on until its search returns (Python cannot stop a thread), and
-the interpreter joins pool threads at exit; so adapters bound their own work (HTTP timeouts,
-SQLite busy timeouts), which also keeps a long-lived daemon from piling up stuck threads.
+the interpreter joins pool threads at exit; so adapters bound their own work (an http source's
+whole exchange, at most ``source_timeout_s``: cited/transport.py; SQLite busy timeouts), which
+also keeps a long-lived daemon from piling up stuck threads.
 """
 
 from __future__ import annotations
@@ -128,13 +129,15 @@ def _ask_one(source: Source, query: str, limit: int, clock: Callable[[], float])
     try:
         chunks = tuple(source.search(query, limit))[:limit]
         error = None
-    except SourceError as exc:
+    except SourceError as exc:  # its message names the source and the cause, never text
         chunks, error = (), f"{source.name}: {exc}"
-    except Exception as exc:  # a broken adapter must not fail the whole call
-        log.debug("cited source %s raised", source.name, exc_info=True)
-        chunks, error = (), f"{source.name}: {type(exc).__name__}: {exc}"
-    if error:
         log.info("cited recall: %s", error)
+    except Exception as exc:  # a broken adapter must not fail the whole call
+        chunks, error = (), f"{source.name}: {type(exc).__name__}: {exc}"
+        # Its message may quote anything (a memory, a header): in the answer, but logged at
+        # debug only.
+        log.info("cited recall: source %s raised %s", source.name, type(exc).__name__)
+        log.debug("cited source %s raised", source.name, exc_info=True)
     return SourceReply(source.name, source.kind, chunks, error, _ms(clock() - started))
 
 

@@ -9,17 +9,17 @@ configured — comes the extractive answer (cited/extractive.py).
 
 An answer citing ids that are not among the citations keeps its text; those citations are
 removed from it and an error note names them. An answer citing nothing is kept with a note.
-Standard library HTTP only; errors name the endpoint and the cause, never memory text.
+Standard library HTTP only (cited/transport.py: the whole exchange within the endpoint's
+``timeout_s``, no redirects, which would forward the bearer token); errors name the endpoint
+and the cause, never memory text nor the token.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
 import re
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -30,10 +30,8 @@ from chitta.cited.abstain import EXTRACTIVE_NO_MATCH, model_abstention
 from chitta.cited.base import Citation
 from chitta.cited.extractive import extractive_answer
 from chitta.cited.settings import ModelEndpoint, SynthSettings
-
-# The embedding client's transport helpers: same timeouts, same refusal of redirects (which
-# would forward the bearer token), same redaction of echoed input in error excerpts.
-from chitta.embed.http import _describe, _excerpt, _keys, _NoRedirect
+from chitta.cited.transport import fetch
+from chitta.embed.http import _excerpt, _keys
 from chitta.errors import ChittaError
 
 log = logging.getLogger(__name__)
@@ -60,7 +58,12 @@ Context (ranked by relevance):
 
 Answer:"""
 
-_CITE = re.compile(r"(\s*)\[(\d+(?:\s*,\s*\d+)*)\]")
+# A reply is untrusted text: ASCII digits, at most 6 (int() of thousands of digits raises),
+# and the whitespace before a marker is matched from the start of its run only (else a long
+# run of spaces is scanned again from each of its positions).
+_CITE = re.compile(r"(?<!\s)(\s*)\[([0-9]{1,6}(?:\s*,\s*[0-9]{1,6})*)\]")
+#: What an API key from the environment may hold: visible ASCII (RFC 6750's token68 and more).
+_TOKEN = re.compile(r"[\x21-\x7e]+")
 
 
 class ModelStepError(ChittaError):
@@ -167,6 +170,12 @@ def ask_model(
         token = env.get(endpoint.api_key_env, "").strip()
         if not token:
             raise ModelStepError(f"environment variable {endpoint.api_key_env} is not set")
+        if not _TOKEN.fullmatch(token):
+            # http.client would refuse it with an error quoting the token; never say its value.
+            raise ModelStepError(
+                f"environment variable {endpoint.api_key_env} holds characters a bearer token "
+                "cannot have (a line break, a control or non-ASCII character)"
+            )
         headers["Authorization"] = f"Bearer {token}"
     if endpoint.kind == "openai":
         url = _endpoint(endpoint.url, "/chat/completions")
@@ -203,34 +212,16 @@ def _post(
     timeout_s: float,
     private: Sequence[str],
 ) -> Any:
-    """POST ``body`` as JSON and return the decoded JSON answer."""
+    """POST ``body`` as JSON and return the decoded JSON answer, all within ``timeout_s``."""
     request = urllib.request.Request(
         url, data=json.dumps(body).encode(), headers=headers, method="POST"
     )
-    opener = urllib.request.build_opener(_NoRedirect)
-    texts = list(private)
-    try:
-        # The timeout bounds each socket operation (connect, each read), not the total.
-        with opener.open(request, timeout=timeout_s) as response:
-            raw = response.read()
-    except urllib.error.HTTPError as exc:
-        try:
-            detail = exc.read()
-        except (OSError, http.client.HTTPException):
-            detail = b""
-        excerpt = _excerpt(detail, texts)
-        raise ModelStepError(
-            f"{url} answered HTTP {exc.code} {exc.reason}" + (f": {excerpt}" if excerpt else "")
-        ) from None
-    except urllib.error.URLError as exc:
-        raise ModelStepError(f"{url}: {_describe(exc.reason, timeout_s)}") from None
-    except (OSError, http.client.HTTPException) as exc:
-        raise ModelStepError(f"{url}: {_describe(exc, timeout_s)}") from None
+    raw = fetch(request, where=url, timeout_s=timeout_s, private=private, error=ModelStepError)
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise ModelStepError(
-            f"{url} answered invalid JSON: {_excerpt(raw, texts) or '(empty body)'}"
+            f"{url} answered invalid JSON: {_excerpt(raw, list(private)) or '(empty body)'}"
         ) from None
 
 

@@ -111,13 +111,15 @@ def _build(
     if config.kind == "http":
         from chitta.cited.sources.http_json import HttpJsonSource
 
+        # The call stops waiting at source_timeout_s: an exchange allowed to run on past it
+        # would only keep a thread (and, in the CLI, the process's exit) waiting for nothing.
+        timeout_s = min(o.get("timeout_s", settings.source_timeout_s), settings.source_timeout_s)
         return HttpJsonSource(
             name, _required(config, "url"), text=_required(config, "text"),
             method=o.get("method", "GET"), query_param=o.get("query_param", "query"),
             limit_param=o.get("limit_param", "limit"), body=o.get("body"),
             results=o.get("results", ""), score=o.get("score"), ref=o.get("ref"),
-            headers=o.get("headers"), timeout_s=o.get("timeout_s", settings.source_timeout_s),
-            priority=priority,
+            headers=o.get("headers"), timeout_s=timeout_s, priority=priority,
         )  # fmt: skip
     raise BadConfig(
         f"source {config.name!r} has an unknown kind {config.kind!r}; kinds are: {', '.join(KINDS)}"

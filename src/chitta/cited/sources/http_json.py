@@ -7,16 +7,15 @@ sends a JSON body: the ``body`` template with ``"{query}"`` and ``"{limit}"`` fi
 limit_param: limit}``. In the reply, ``results`` is a dotted path to the list ("data.hits";
 "" for the reply itself; a number picks a list item), and ``text``, ``score`` and ``ref``
 are dotted paths inside one result. Without ``score`` a result scores 1/rank. The endpoint's
-order is kept. Standard library only (urllib, as embed/http.py); redirects are not followed.
-A wrong status, a body that is not JSON, a path that is not there or not of the right type
-is a :class:`SourceError` saying which; messages never quote the query.
+order is kept. Standard library only (urllib, through cited/transport.py: the whole exchange
+within ``timeout_s``, the reply at most 16 MB, redirects not followed). A wrong status, a body
+that is not JSON, a path that is not there or not of the right type is a :class:`SourceError`
+saying which; messages never quote the query.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
@@ -24,10 +23,9 @@ from typing import Any
 
 from chitta.cited.base import Chunk, SourceError
 from chitta.cited.settings import DEFAULT_PRIORITY
-from chitta.embed.http import _describe, _excerpt, _keys, _NoRedirect
+from chitta.cited.transport import fetch
+from chitta.embed.http import _excerpt, _keys
 
-#: Largest reply read, in bytes; a search answer is never this big.
-MAX_REPLY_BYTES = 16 << 20
 _MISSING = object()
 
 
@@ -104,8 +102,7 @@ class HttpJsonSource:
         self.body = body
         self.results, self.text, self.score, self.ref = results, text, score, ref
         self.headers = dict(headers or {})
-        self.timeout_s = timeout_s
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        self.timeout_s = timeout_s  # of the whole exchange (cited/transport.py)
 
     def search(self, query: str, limit: int) -> list[Chunk]:
         reply = self._fetch(query, limit)
@@ -168,28 +165,9 @@ class HttpJsonSource:
 
     def _fetch(self, query: str, limit: int) -> Any:
         """The endpoint's reply as JSON, or a :class:`SourceError` saying what went wrong."""
-        request = self._request(query, limit)
         where = f"{self.method} {self.url}"
-        try:
-            with self._opener.open(request, timeout=self.timeout_s) as response:
-                raw = response.read(MAX_REPLY_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            try:
-                detail = exc.read(4096)
-            except (OSError, http.client.HTTPException):
-                detail = b""
-            hint = (
-                " (redirects are not followed: set the final URL)" if 300 <= exc.code < 400 else ""
-            )
-            excerpt = _excerpt(detail, [query])
-            raise SourceError(f"{where} answered HTTP {exc.code} {exc.reason}{hint}"
-                              + (f": {excerpt}" if excerpt else "")) from None  # fmt: skip
-        except urllib.error.URLError as exc:
-            raise SourceError(f"{where}: {_describe(exc.reason, self.timeout_s)}") from None
-        except (OSError, http.client.HTTPException) as exc:
-            raise SourceError(f"{where}: {_describe(exc, self.timeout_s)}") from None
-        if len(raw) > MAX_REPLY_BYTES:
-            raise SourceError(f"{where} answered more than {MAX_REPLY_BYTES >> 20} MB")
+        raw = fetch(self._request(query, limit), where=where, timeout_s=self.timeout_s,
+                    private=[query], error=SourceError)  # fmt: skip
         try:
             return json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError):
