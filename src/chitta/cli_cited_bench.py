@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tempfile
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +12,10 @@ import click
 from chitta.cli_bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
-    _command_line,
     _fail,
     bench,
     out_option,
+    record_header,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
@@ -81,7 +80,7 @@ def _cited(
     from chitta.bench import environment, locomo
     from chitta.bench.runner import realm_for
     from chitta.bench.systems.chitta import ChittaStore
-    from chitta.cited.run import MAX_LIMIT
+    from chitta.cited.settings import MAX_LIMIT
     from chitta.config import EmbedSettings
     from chitta.embed.loader import build_embedder
 
@@ -122,17 +121,9 @@ def _cited(
         finally:
             store.close()
     record: dict[str, Any] = {
-        "benchmark": "cited",
-        "command": _command_line(),
-        "commit": environment.git_commit(),
-        "machine": {
-            **environment.machine(),
-            "loadavg_before": load_before,
-            "loadavg_after": environment.loadavg(),
-        },
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - started, 1),
+        **record_header("cited", started),
         "data": str(path),
+        "loadavg_before": load_before,
         "settings": {
             "conversations": asked,
             "limit": limit,

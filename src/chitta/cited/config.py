@@ -58,6 +58,7 @@ from typing import Any
 
 from chitta.cited.settings import (
     DEFAULT_PRIORITY,
+    MAX_LIMIT,
     AbstainSettings,
     CitedSettings,
     MergeSettings,
@@ -73,7 +74,6 @@ from chitta.validate import check_scope_name
 FILE_NAME = "cited.toml"
 MODEL_KINDS = ("openai", "ollama")
 MAX_PRIORITY = 10.0
-MAX_LIMIT = 100  # the most cited_recall asks of a source (cited/run.py)
 #: The longest timeout, in seconds: an hour is already no use to anyone waiting for an answer,
 #: and a huge one overflows the platform's timeouts (OverflowError in every wait).
 MAX_TIMEOUT_S = 3600.0

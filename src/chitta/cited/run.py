@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from chitta.cited.abstain import pre_synthesis
 from chitta.cited.base import CitedAnswer, Source, SourceError, SourceReply
 from chitta.cited.merge import merge, source_stats
-from chitta.cited.settings import CitedSettings
+from chitta.cited.settings import MAX_LIMIT, CitedSettings
 from chitta.cited.synth import synthesize
 from chitta.errors import BadArgument
 
@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 #: The longest query accepted, in characters.
 MAX_QUERY_CHARS = 2000
 #: The most chunks one source may be asked for.
-MAX_LIMIT = 100
 #: The most sources asked at once; more wait for a free worker.
 MAX_WORKERS = 8
 

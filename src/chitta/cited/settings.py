@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The most chunks cited recall asks of one source.
+MAX_LIMIT = 100
+
 #: Seed 003's tier weights, by the kind of source that plays each tier here.
 DEFAULT_PRIORITY: dict[str, float] = {
     "markdown": 1.0,  # tier 0: the context file (MEMORY.md)
