@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import sqlite3
 import stat
 import subprocess
@@ -31,7 +30,7 @@ from chitta.api import Chitta
 from chitta.cited.base import CitedAnswer
 from chitta.cli import main
 from chitta.config import Settings
-from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
+from chitta.daemon.client import DaemonClient, DaemonError
 from chitta.embed.cache import CachedEmbedder
 
 QUESTION = "Why did we choose Postgres for billing?"
@@ -58,7 +57,6 @@ SEED_KEYS = {"query", "synthesized_answer", "abstained", "abstention_reason", "c
              "sources", "chunks", "errors", "timestamp"}  # fmt: skip
 OUR_KEYS = {"answer_mode", "model", "timing_ms"}
 MODEL_ANSWER = "Postgres was chosen for billing for its row-level locks [1], as noted in [2]."
-START_TIMEOUT_S = 60.0
 MCP_TIMEOUT_S = 120.0
 
 
@@ -432,29 +430,10 @@ def test_a_trickling_source_does_not_hold_the_cli_past_its_timeout(tmp_path: Pat
 
 
 @pytest.fixture
-def daemon(setup: Setup) -> Iterator[Path]:
+def daemon(setup: Setup, launch) -> Path:
     """`chitta serve` on the setup's store; its socket path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    env["CHITTA_HOME"] = str(setup.home)
-    proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-    sock = setup.home / "chitta.sock"
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not daemon_answers(sock):
-            if proc.poll() is not None:
-                raise RuntimeError(f"chitta serve exited: {proc.stderr.read().decode()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError("chitta serve did not start in time")
-            time.sleep(0.1)
-        yield sock
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    launch(setup.home)
+    return setup.home / "chitta.sock"
 
 
 def test_the_rpc_method_and_the_cli_go_through_the_daemon(

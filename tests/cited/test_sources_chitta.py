@@ -8,12 +8,8 @@ distinctive (recall/gate.py), as in tests/daemon/test_mcp_gate.py whose memories
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +21,6 @@ from chitta.cited.sources import build_sources
 from chitta.cited.sources.chitta_file import ChittaFileSource, socket_for
 from chitta.cited.sources.chitta_store import ChittaStoreSource
 from chitta.config import Settings
-from chitta.daemon.client import daemon_answers
 from chitta.embed.base import ModelIdentity
 from chitta.store.sqlite import Store
 
@@ -47,7 +42,6 @@ GARDEN_MEMORIES = {
 OFF_TOPIC = "What is a good recipe for banana bread with walnuts and espresso?"
 #: Nothing shared at all.
 NOTHING_SHARED = "What is a good recipe for banana bread with walnuts?"
-START_TIMEOUT_S = 60.0
 
 
 def fill(chitta: Chitta) -> dict[str, str]:
@@ -196,40 +190,11 @@ def test_the_usual_socket_of_a_store_file() -> None:
     assert socket_for(Path("/h/notes.sqlite")) is None
 
 
-def start_daemon(home: Path, store: str) -> subprocess.Popen:
-    """`chitta serve` of ``store`` in ``home``, returned once its socket answers."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "chitta", "--home", str(home), "--store", store, "serve"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    socket = Settings(home=home, store=store).socket_path
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"chitta serve exited: {proc.stderr.read().decode()}")
-        if daemon_answers(socket):
-            return proc
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("chitta serve did not start in time")
-
-
 @pytest.fixture
-def served(other) -> Iterator[tuple[Path, dict[str, str], subprocess.Popen]]:
+def served(other, launch) -> tuple[Path, dict[str, str], subprocess.Popen]:
     """The other store, served by a real daemon for the test."""
     path, ids = other
-    proc = start_daemon(path.parent, "notes")
-    try:
-        yield path, ids, proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    return path, ids, launch(path.parent, store="notes")
 
 
 def test_a_store_served_by_a_daemon_is_asked_through_it(served, embedder) -> None:
