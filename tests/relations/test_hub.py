@@ -69,7 +69,7 @@ def test_the_hub_is_inserted_in_one_batch(hub: Hub) -> None:
 def test_analogy_over_the_hub_is_bounded_and_answers_with_its_heaviest_edges(hub: Hub) -> None:
     result = hub.chitta.recall_analogy("alpha", "beta", "Hub", limit=10)
     assert not result.abstained and result.bounded
-    assert f"ranked its {FANOUT_CAP} heaviest" in result.bounded[0]
+    assert f"its {FANOUT_CAP} heaviest current ones" in result.bounded[0]
     assert result.as_dict()["bounded"] is True
     assert [a.entity for a in result.answers] == [_part(EDGES - 1 - i) for i in range(10)]
     for answer in result.answers:

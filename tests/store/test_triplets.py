@@ -116,11 +116,10 @@ def test_outgoing_reads_each_node_and_predicate_from_its_index_and_stops(store, 
         return rows
 
     table.outgoing(recording, "work", ["hub"], ["contains"], NOW, 10)
-    assert seen == [11]  # cap + 1: enough to tell that the bound cut
+    assert seen == [table.SCAN_FACTOR * 10 + 1]  # the window, and one to tell it cut
     sql = ("SELECT id FROM triplets INDEXED BY triplets_out WHERE realm = ? AND subject_key = ? "
-           "AND predicate_key = ? AND valid_from <= ? AND (invalidated_at IS NULL OR "
-           "invalidated_at > ?) ORDER BY weight DESC LIMIT ?")  # fmt: skip
-    plan = _plan(raw, sql, ("work", "hub", "contains", NOW, NOW, 11))
+           "AND predicate_key = ? ORDER BY weight DESC LIMIT ?")  # fmt: skip
+    plan = _plan(raw, sql, ("work", "hub", "contains", 41))
     assert "triplets_out" in plan and "TEMP B-TREE" not in plan  # index order: no sort
     # The work grows with the bound, not with the node's 5,000 edges.
     small = _steps(raw, lambda q: table.outgoing(q, "work", ["hub"], ["contains"], NOW, 10))
@@ -260,3 +259,26 @@ def test_out_predicates_stops_after_a_bounded_number_of_predicates(store, reads)
     assert table.out_predicates(reads, "work", ["c"], 0) == (
         [f"was_{i:05d}" for i in range(50)], True
     )  # fmt: skip
+
+
+def test_edges_that_no_longer_hold_cost_the_window_not_their_number(store, reads) -> None:
+    """A node whose heaviest edges were all invalidated: the read looks at SCAN_FACTOR × cap
+    of them, no more, and says it was cut rather than claim the node has no current edge."""
+    store.add_triplets([edge("hub", "contains", f"old{i:04d}", 0.5 + i / 10000, end=NOW - 1)
+                        for i in range(2000)])  # fmt: skip
+    store.add_triplets([edge("hub", "contains", "light", 0.1)])
+    seen: list[int] = []
+
+    def recording(sql: str, params) -> list:
+        rows = reads(sql, params)
+        seen.append(len(rows))
+        return rows
+
+    got = table.outgoing(recording, "work", ["hub"], ["contains"], NOW, 10)
+    assert got.rows == () and got.cut and seen == [table.SCAN_FACTOR * 10 + 1]
+    # With room enough, the current edge under the invalidated ones is found.
+    wide = table.outgoing(reads, "work", ["hub"], ["contains"], NOW, 600)
+    assert [t.object for t in wide.rows] == ["light"] and not wide.cut
+    # In the past, before they were invalidated, the old edges are the answer.
+    past = table.outgoing(reads, "work", ["hub"], ["contains"], NOW - 2, 10)
+    assert len(past.rows) == 10 and past.cut

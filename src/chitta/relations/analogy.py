@@ -126,16 +126,20 @@ def recall_analogy(
     cd = table.outgoing(reads, realm_name, names["c"], predicates, at, cap)
     bounded = [f"more than {cap} edges from a to b; read the {cap} heaviest"] if ab.cut else []
     if cd.cut:
-        bounded.append(f"c has more than {cap} edges over a predicate; ranked its {cap} heaviest")
+        bounded.append(
+            f"c has more edges over a predicate than were read (its {cap} heaviest current "
+            f"ones among its {table.SCAN_FACTOR * cap} heaviest); ranked those"
+        )
     answers = _rank(reads, realm_name, heaviest, cd)[:most]
     if not answers:
         others, cut = table.out_predicates(reads, realm_name, names["c"], at)
         if cut:
             bounded.append(f"c has edges over more than {table.PREDICATES_SEEN} predicates; "
                            "named the current ones among the first")  # fmt: skip
+        among = " among the edges read" if cd.cut else ""
         return base.abstain(
             predicates, "c_no_edge",
-            f"{base.c!r} has no current edge over {', '.join(predicates)}"
+            f"{base.c!r} has no current edge over {', '.join(predicates)}{among}"
             f"{_other_predicates(others, cut)}",
             bounded,
         )  # fmt: skip

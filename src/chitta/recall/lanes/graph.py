@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from chitta.recall.attractors import AttractorCache
 from chitta.recall.lanes.base import LaneContext, scoped
+from chitta.store.triplets import SCAN_FACTOR
 
 if TYPE_CHECKING:
     from chitta.store.links import LinkIndex
@@ -94,8 +95,9 @@ class GraphLane:
             ctx.notes[self.name] = (
                 f"bounded: stopped at {self.budget} memories visited"
                 if visits >= self.budget
-                else f"bounded: read the {self.edges} heaviest triplets of an entity or a "
-                "memory that has more"
+                else f"bounded: an entity or a memory has more triplets than were read (the "
+                f"{self.edges} heaviest current ones among its {SCAN_FACTOR * self.edges} "
+                "heaviest)"
             )
         if scores and self.basin_boost != 1.0:
             found = self.attractors.get(ctx.store, realm, limit)
