@@ -59,6 +59,7 @@ from typing import Any
 from chitta.cited.settings import (
     DEFAULT_PRIORITY,
     MAX_LIMIT,
+    SQL_IDENTIFIER,
     AbstainSettings,
     CitedSettings,
     MergeSettings,
@@ -82,7 +83,6 @@ MAX_TIMEOUT_S = 3600.0
 MAX_FILE_BYTES = 1 << 20
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: An HTTP header name (RFC 9110 token) and value (visible ASCII, spaces and tabs between):
 #: http.client refuses anything else at the request, in an error quoting the value.
@@ -404,7 +404,7 @@ def _sqlite_fts(r: _Reader, data: dict[str, Any], where: str, timeout: float) ->
     for key in ("table", "column", "id_column"):
         if key in data:
             value = r.text(data[key], f"{where} {key}")
-            if not _IDENTIFIER.match(value):
+            if not SQL_IDENTIFIER.match(value):
                 raise r.fail(
                     f"{where} {key}",
                     f"must be an SQL identifier (letters, digits, _), got {value!r}",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chitta.cited.base import Citation
-from chitta.store.terms import STOP_WORDS
+from chitta.store.terms import STOP_WORDS, tokens
 
 #: Citations whose sentences are considered, best first.
 TOP_CITATIONS = 5
@@ -48,7 +48,7 @@ def content_words(text: str) -> set[str]:
     """The distinct words of ``text`` that say what it is about: lower-cased, stop words
     dropped, a plural "s" folded ("databases" and "database" match)."""
     out = set()
-    for token in _WORD.findall(text.lower()):
+    for token in tokens(text):
         if token in STOP_WORDS:
             continue
         if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):

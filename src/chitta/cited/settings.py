@@ -5,9 +5,13 @@ these frozen dataclasses are what the rest of the package takes."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+#: An SQL identifier a ``sqlite_fts`` source may name (a table or a column): never quoted
+#: into a query unless it matches.
+SQL_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: The most chunks cited recall asks of one source.
 MAX_LIMIT = 100
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 
-from chitta.errors import BadName
+from chitta.errors import BadArgument, BadName
 from chitta.store.triplets import SEED_PREDICATES, entity_key, predicate_key
 
 #: Longest entity name accepted, in characters: a name, not a sentence.
@@ -53,3 +54,12 @@ def _text(name: object, what: str, limit: int) -> str:
     if _SURROGATE.search(text):  # it could not be stored: SQLite text is UTF-8
         raise BadName(f"{what} holds a lone surrogate code point: it is not Unicode text")
     return text
+
+
+def check_weight(weight: object) -> float:
+    """A weight in (0, 1] as a float, or :class:`BadArgument`."""
+    if isinstance(weight, bool) or not isinstance(weight, int | float):
+        raise BadArgument(f"weight must be a number in (0, 1], got {type(weight).__name__}")
+    if not math.isfinite(weight) or not 0 < weight <= 1:
+        raise BadArgument(f"weight {weight!r} is outside (0, 1]")
+    return float(weight)

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from chitta.config import DEFAULT_REALM
 from chitta.errors import BadArgument, BadDate, BadName, MemoryNotFound, TripletNotFound
-from chitta.relations.names import SELF_LOOP_PREDICATES, check_entity, check_predicate
+from chitta.relations.names import SELF_LOOP_PREDICATES, check_entity, check_predicate, check_weight
 from chitta.store import triplets as table
 from chitta.store.ids import new_id
 from chitta.store.records import Triplet
@@ -37,28 +36,19 @@ class Invalidated:
 
 
 def triplet_to_dict(t: Triplet) -> dict[str, Any]:
-    """A triplet for a reply: its fields, times in ISO 8601, and its keys."""
-    return {
-        "id": t.id, "realm": t.realm, "subject": t.subject, "predicate": t.predicate,
-        "object": t.object, "predicate_key": table.predicate_key(t.predicate),
-        "weight": t.weight, "valid_from": format_time(t.valid_from),
-        "invalidated_at": format_time(t.invalidated_at), "source_memory": t.source_memory,
-        "created_at": format_time(t.created_at),
-    }  # fmt: skip
+    """A triplet for a reply: its export fields (times in ISO 8601, transfer/codec.py) without
+    the record type, and its predicate's key."""
+    from chitta.transfer import codec  # here: the transfer package imports the API
+
+    out = codec.triplet_to_dict(t)
+    del out["type"]
+    out["predicate_key"] = table.predicate_key(t.predicate)
+    return out
 
 
 def check_realm(realm: object) -> str:
     """The realm named (``default`` when none is), or :class:`BadScope`."""
     return check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM
-
-
-def check_weight(weight: object) -> float:
-    """A weight in (0, 1] as a float, or :class:`BadArgument`."""
-    if isinstance(weight, bool) or not isinstance(weight, int | float):
-        raise BadArgument(f"weight must be a number in (0, 1], got {type(weight).__name__}")
-    if not math.isfinite(weight) or not 0 < weight <= 1:
-        raise BadArgument(f"weight {weight!r} is outside (0, 1]")
-    return float(weight)
 
 
 def check_limit(limit: object, most: int) -> int:

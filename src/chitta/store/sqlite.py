@@ -893,7 +893,7 @@ class Store:
     def triplets(self, realm: str | None = None) -> list[Triplet]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
         rows = self._query(f"SELECT * FROM triplets {where} ORDER BY id", params)
-        return [Triplet(**{k: r[k] for k in Triplet.__slots__}) for r in rows]
+        return [triplet_table.from_row(r) for r in rows]
 
     def triplet(self, triplet_id: str) -> Triplet | None:
         """The triplet with this id, current or not; None when there is none."""

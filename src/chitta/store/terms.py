@@ -34,6 +34,11 @@ def words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def tokens(text: str) -> list[str]:
+    """The lower-case words of ``text`` in order, repeats kept (for counting, BM25)."""
+    return [w.lower() for w in _WORD.findall(text)]
+
+
 class TermStats:
     """For each realm: how many live memories it has, and how many contain each word."""
 

@@ -105,7 +105,7 @@ def insert(conn: sqlite3.Connection, triplets: Iterable[Triplet]) -> None:
 def by_id(query: Query, triplet_id: str) -> Triplet | None:
     """The triplet with this id, or None."""
     rows = query(f"SELECT {_COLUMNS} FROM triplets WHERE id = ?", (triplet_id,))
-    return _triplet(rows[0]) if rows else None
+    return from_row(rows[0]) if rows else None
 
 
 def same_current(
@@ -125,7 +125,7 @@ def same_current(
         "ORDER BY id LIMIT 1",
         (realm, *subjects, *objects, predicate, *params),
     )
-    return _triplet(rows[0]) if rows else None
+    return from_row(rows[0]) if rows else None
 
 
 def invalidate(conn: sqlite3.Connection, triplet_id: str, at: int) -> None:
@@ -146,7 +146,7 @@ def between(
         "ORDER BY weight DESC, id LIMIT ?",
         (realm, *subjects, *objects, *params, cap + 1),
     )
-    return Bounded(tuple(_triplet(r) for r in rows[:cap]), len(rows) > cap)
+    return Bounded(tuple(from_row(r) for r in rows[:cap]), len(rows) > cap)
 
 
 def outgoing(
@@ -170,7 +170,7 @@ def outgoing(
             found.extend(rows)
             cut = cut or capped
     keys = tuple((r["subject_key"], r["predicate_key"], r["object_key"]) for r in found)
-    return Bounded(tuple(_triplet(r) for r in found), cut, keys)
+    return Bounded(tuple(from_row(r) for r in found), cut, keys)
 
 
 def out_predicates(
@@ -238,7 +238,7 @@ def touching(query: Query, realm: str, keys: Sequence[str], at: int, cap: int) -
             cut = cut or capped
     ordered = [found[i] for i in sorted(found)]
     keys_of = tuple((r["subject_key"], r["predicate_key"], r["object_key"]) for r in ordered)
-    return Bounded(tuple(_triplet(r) for r in ordered), cut, keys_of)
+    return Bounded(tuple(from_row(r) for r in ordered), cut, keys_of)
 
 
 def find(
@@ -272,7 +272,7 @@ def find(
         "ORDER BY valid_from DESC, id LIMIT ?",
         (*params, limit),
     )
-    return [_triplet(r) for r in rows]
+    return [from_row(r) for r in rows]
 
 
 def hubs(query: Query, realm: str, at: int, limit: int, window: int = HUB_WINDOW) -> dict[str, int]:
@@ -447,5 +447,6 @@ def _marks(values: Sequence[object]) -> str:
 _FIELDS = tuple(_COLUMNS.replace(" ", "").split(","))
 
 
-def _triplet(row: sqlite3.Row) -> Triplet:
+def from_row(row: sqlite3.Row) -> Triplet:
+    """The triplet of a row read with (at least) its record's columns."""
     return Triplet(*(row[k] for k in _FIELDS))

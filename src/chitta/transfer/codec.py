@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 
 from chitta.config import DEFAULT_REALM
-from chitta.relations.names import check_entity, check_predicate
-from chitta.relations.service import check_weight
+from chitta.relations.names import check_entity, check_predicate, check_weight
 from chitta.store.confidence import INITIAL_STRENGTH, TIERS, Confidence, tier_for
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, parse_kind

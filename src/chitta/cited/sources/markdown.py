@@ -24,14 +24,13 @@ from pathlib import Path
 
 from chitta.cited.base import Chunk, SourceError
 from chitta.cited.settings import DEFAULT_PRIORITY
-from chitta.store.terms import STOP_WORDS
+from chitta.store.terms import STOP_WORDS, tokens
 
 #: A section longer than this is cut at paragraphs (a paragraph longer still, at lines).
 MAX_SECTION_CHARS = 1500
 BM25_K1 = 1.2
 BM25_B = 0.75
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -61,7 +60,7 @@ class Section:
 
 def terms(text: str) -> list[str]:
     """The words of ``text`` as BM25 counts them: lower case, stop words dropped."""
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in STOP_WORDS]
+    return [w for w in tokens(text) if w not in STOP_WORDS]
 
 
 def split_sections(text: str, file: Path) -> list[Section]:

@@ -16,12 +16,10 @@ import sqlite3
 from pathlib import Path
 
 from chitta.cited.base import Chunk, SourceError
-from chitta.cited.settings import DEFAULT_PRIORITY
+from chitta.cited.settings import DEFAULT_PRIORITY, SQL_IDENTIFIER
 from chitta.errors import BadConfig
-from chitta.store.terms import STOP_WORDS
+from chitta.store.terms import STOP_WORDS, tokens
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_WORD = re.compile(r"\w+", re.UNICODE)
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.IGNORECASE)
 #: Words of a query sent to FTS5 at most (a pasted page should not make a huge expression).
 MAX_TERMS = 64
@@ -32,7 +30,7 @@ ROWID_NAMES = ("rowid", "_rowid_", "oid")
 def match_expression(query: str) -> str | None:
     """The query's words as an FTS5 expression of quoted terms joined by OR, or None when it
     has no words. Stop words are left out unless the query has nothing else."""
-    found = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+    found = list(dict.fromkeys(tokens(query)))
     words = [w for w in found if w not in STOP_WORDS] or found
     if not words:
         return None
@@ -60,7 +58,7 @@ class SqliteFtsSource:
         timeout_s: float = 5.0,
     ) -> None:
         for key, value in (("table", table), ("column", column), ("id_column", id_column)):
-            if value is not None and not _IDENTIFIER.match(value):
+            if value is not None and not SQL_IDENTIFIER.match(value):
                 raise BadConfig(
                     f"source {name!r}: {key} must be an SQL identifier (letters, digits, _), "
                     f"got {value!r}"
