@@ -3,13 +3,16 @@ factory of valid memories."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,103 @@ def launch() -> Iterator[Callable[..., subprocess.Popen]]:
     yield start
     for proc in started:
         stop_daemon(proc)
+
+
+# --- a chat model on loopback (cited recall) -------------------------------------------
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    delay_s: float = 0.0
+    trickle: bool = False  # promise a longer body, then send a byte every 0.05 s for 5 s
+
+
+@dataclass
+class ChatServer:
+    """A model endpoint on 127.0.0.1 that answers per path what the test sets (OpenAI-style
+    chat, Ollama generate, any raw body, late or trickling) and keeps every request as
+    (path, Authorization header, JSON body)."""
+
+    url: str = ""
+    replies: dict[str, Reply] = field(default_factory=dict)  # path -> what to answer
+    requests: list[tuple[str, str | None, dict]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    def chat(self, content: str | None, path: str = "/v1/chat/completions") -> None:
+        """Answer chat completions with ``content``."""
+        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        self.replies[path] = Reply(body=json.dumps(body).encode())
+
+    def generate(self, text: str, path: str = "/api/generate") -> None:
+        """Answer Ollama generate with ``text``."""
+        self.replies[path] = Reply(body=json.dumps({"response": text, "done": True}).encode())
+
+    def raw(self, path: str, body: bytes, status: int = 200, delay_s: float = 0.0) -> None:
+        self.replies[path] = Reply(status, body, delay_s)
+
+
+class _ChatHandler(BaseHTTPRequestHandler):
+    server: ThreadingHTTPServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        state: ChatServer = self.server.state  # type: ignore[attr-defined]
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        state.requests.append((self.path, self.headers.get("Authorization"), body))
+        reply = state.replies.get(self.path, Reply(404, b'{"error": "no such path"}'))
+        if reply.delay_s and state.release.wait(reply.delay_s):
+            return
+        if reply.trickle:
+            self.trickle(reply.body)
+            return
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply.body)))
+        self.end_headers()
+        self.wfile.write(reply.body)
+
+    def do_GET(self) -> None:  # a proxy is asked "GET http://host/path" for a proxied GET
+        self.do_POST()
+
+    def trickle(self, body: bytes) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body) + 1000))
+            self.end_headers()
+            self.wfile.write(body)
+            for _ in range(100):
+                time.sleep(0.05)
+                self.wfile.write(b" ")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client cut it off at its deadline
+
+
+@pytest.fixture
+def chat_servers() -> Iterator[Callable[[], ChatServer]]:
+    """Start chat servers on 127.0.0.1 (``chat_servers()``); all are stopped after the test."""
+    running: list[tuple[ThreadingHTTPServer, ChatServer]] = []
+
+    def start() -> ChatServer:
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
+        httpd.daemon_threads = True
+        state = ChatServer(url=f"http://127.0.0.1:{httpd.server_address[1]}")
+        httpd.state = state  # type: ignore[attr-defined]
+        threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+        running.append((httpd, state))
+        return state
+
+    yield start
+    for httpd, state in running:
+        state.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def chat_server(chat_servers) -> ChatServer:
+    """One chat server; its ``url`` has no path (``url + "/v1"`` for an OpenAI endpoint)."""
+    return chat_servers()

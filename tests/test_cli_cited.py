@@ -14,8 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -63,49 +62,21 @@ MCP_TIMEOUT_S = 120.0
 # --- a chat model on loopback ----------------------------------------------------------------
 
 
-@dataclass
-class ModelServer:
-    """An OpenAI-compatible chat endpoint: answers ``answer`` (or fails with ``status``) and
-    keeps every request."""
-
-    url: str = ""
-    answer: str = MODEL_ANSWER
-    status: int = 200
-    requests: list[tuple[str, str | None, dict[str, Any]]] = field(default_factory=list)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        model: ModelServer = self.server.model  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        model.requests.append((self.path, self.headers.get("Authorization"), body))
-        if model.status != 200:
-            reply = {"error": {"message": "the model is overloaded"}}
-        else:
-            reply = {"choices": [{"index": 0, "message": {"role": "assistant",
-                                                          "content": model.answer}}]}  # fmt: skip
-        data = json.dumps(reply).encode()
-        self.send_response(model.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+#: The state of tests/conftest.py's chat server (a conftest's class cannot be imported here).
+ModelServer = Any
 
 
 @pytest.fixture
-def model() -> Iterator[ModelServer]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    httpd.daemon_threads = True
-    state = ModelServer(url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
-    httpd.model = state  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+def model(chat_server):
+    """The chat model on loopback (tests/conftest.py ``chat_server``), answering
+    MODEL_ANSWER until a test says otherwise."""
+    chat_server.chat(MODEL_ANSWER)
+    return chat_server
+
+
+def endpoint(model) -> str:
+    """The OpenAI-compatible base URL of ``model``."""
+    return model.url + "/v1"
 
 
 # --- the sources -----------------------------------------------------------------------------
@@ -203,7 +174,7 @@ def test_json_is_the_default_and_has_the_seeds_shape(setup: Setup) -> None:
 def test_the_full_chain_through_a_model_on_loopback(setup: Setup, model: ModelServer) -> None:
     """Sources, merge, the model's cited answer: the prompt carries the query and every
     citation, numbered; the model's answer comes back as it is, with its name."""
-    config = setup.config(model.url, api_key_env="CITED_TEST_KEY")
+    config = setup.config(endpoint(model), api_key_env="CITED_TEST_KEY")
     data = answered(cli(setup.home, "cited-recall", "-q", QUESTION, "--config", str(config),
                         CITED_TEST_KEY="s3cret"))  # fmt: skip
     assert data["answer_mode"] == "model" and data["model"] == "openai:chat-1"
@@ -222,8 +193,8 @@ def test_the_full_chain_through_a_model_on_loopback(setup: Setup, model: ModelSe
 def test_a_model_that_abstains_gives_its_reason_and_the_citations(
     setup: Setup, model: ModelServer
 ) -> None:
-    model.answer = "NO_ANSWER_AVAILABLE: the notes never say why."
-    config = setup.config(model.url)
+    model.chat("NO_ANSWER_AVAILABLE: the notes never say why.")
+    config = setup.config(endpoint(model))
     data = answered(cli(setup.home, "cited-recall", "-q", QUESTION, "--config", str(config)))
     assert data["abstained"] is True and data["synthesized_answer"] is None
     assert data["abstention_reason"] == "the notes never say why."
@@ -233,8 +204,8 @@ def test_a_model_that_abstains_gives_its_reason_and_the_citations(
 def test_a_failing_model_falls_back_to_the_extractive_answer(
     setup: Setup, model: ModelServer
 ) -> None:
-    model.status = 500
-    config = setup.config(model.url)
+    model.raw("/v1/chat/completions", b'{"error": {"message": "overloaded"}}', status=500)
+    config = setup.config(endpoint(model))
     data = answered(cli(setup.home, "cited-recall", "-q", QUESTION, "--config", str(config)))
     assert data["answer_mode"] == "extractive" and not data["abstained"]
     assert data["synthesized_answer"]
@@ -439,7 +410,7 @@ def daemon(setup: Setup, launch) -> Path:
 def test_the_rpc_method_and_the_cli_go_through_the_daemon(
     setup: Setup, daemon: Path, model: ModelServer, tmp_path: Path
 ) -> None:
-    config = setup.config(model.url)
+    config = setup.config(endpoint(model))
     with DaemonClient(daemon) as client:
         reply = client.call("cited_recall", query=QUESTION, limit=3, config=str(config))
         assert reply["ok"] is True
@@ -475,7 +446,7 @@ def test_the_rpc_method_and_the_cli_go_through_the_daemon(
 def test_the_mcp_tool_answers_from_the_homes_cited_toml(
     setup: Setup, daemon: Path, model: ModelServer
 ) -> None:
-    setup.config(model.url, into=setup.home)  # the default place: <home>/cited.toml
+    setup.config(endpoint(model), into=setup.home)  # the default place: <home>/cited.toml
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "chitta", "mcp"],

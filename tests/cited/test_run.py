@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -246,55 +246,31 @@ def test_repeated_source_names_are_refused() -> None:
 # --- with a model --------------------------------------------------------------------------
 
 
-@dataclass
-class ChatState:
-    url: str = ""
-    content: str = ""
-    requests: list[dict] = field(default_factory=list)
-
-
-class ChatHandler(BaseHTTPRequestHandler):
-    server: ThreadingHTTPServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        state: ChatState = self.server.state  # type: ignore[attr-defined]
-        state.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-        body = json.dumps({"choices": [{"message": {"content": state.content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+#: The state of tests/conftest.py's chat server (a conftest's class cannot be imported here).
+ChatState = Any
 
 
 @pytest.fixture
-def chat() -> Iterator[ChatState]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), ChatHandler)
-    state = ChatState(url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
-    httpd.state = state  # type: ignore[attr-defined]
-    threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
+def chat(chat_server):
+    """The chat model on loopback (tests/conftest.py ``chat_server``)."""
+    return chat_server
 
 
 def endpoint(chat: ChatState) -> ModelEndpoint:
-    return ModelEndpoint("openai", chat.url, "local-chat", timeout_s=5)
+    return ModelEndpoint("openai", chat.url + "/v1", "local-chat", timeout_s=5)
 
 
 def test_model_answer_and_model_abstention(chat: ChatState) -> None:
     settings = CitedSettings(synth=SynthSettings(models=(endpoint(chat),)))
-    chat.content = "Postgres [1], on one host [2]."
+    chat.chat("Postgres [1], on one host [2].")
     result = cited_recall(good_sources(), QUERY, settings)
     assert (result.answer_mode, result.model) == ("model", "openai:local-chat")
     assert result.synthesized_answer == "Postgres [1], on one host [2]."
     assert (
-        "[1] (memory, score 1.00) We chose Postgres" in chat.requests[0]["messages"][0]["content"]
+        "[1] (memory, score 1.00) We chose Postgres"
+        in chat.requests[0][2]["messages"][0]["content"]
     )
-    chat.content = "NO_ANSWER_AVAILABLE: the notes disagree"
+    chat.chat("NO_ANSWER_AVAILABLE: the notes disagree")
     result = cited_recall(good_sources(), QUERY, settings)
     assert result.abstained and result.abstention_reason == "the notes disagree"
     assert (result.answer_mode, result.model, result.synthesized_answer) == (

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 
@@ -45,84 +42,14 @@ CITATIONS = (
 # --- the servers ---------------------------------------------------------------------------
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: bytes = b""
-    delay_s: float = 0.0
-    trickle: bool = False  # promise a longer body, then send a byte every 0.05 s for 5 s
-
-
-@dataclass
-class ServerState:
-    url: str = ""
-    replies: dict[str, Reply] = field(default_factory=dict)  # path -> what to answer
-    requests: list[tuple[str, str | None, dict]] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-
-    def chat(self, content: str | None, path: str = "/v1/chat/completions") -> None:
-        """Answer chat completions with ``content``."""
-        body = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
-        self.replies[path] = Reply(body=json.dumps(body).encode())
-
-    def generate(self, text: str, path: str = "/api/generate") -> None:
-        """Answer Ollama generate with ``text``."""
-        self.replies[path] = Reply(body=json.dumps({"response": text, "done": True}).encode())
-
-    def raw(self, path: str, body: bytes, status: int = 200, delay_s: float = 0.0) -> None:
-        self.replies[path] = Reply(status, body, delay_s)
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: ThreadingHTTPServer
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        state: ServerState = self.server.state  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        state.requests.append((self.path, self.headers.get("Authorization"), body))
-        reply = state.replies.get(self.path, Reply(404, b'{"error": "no such path"}'))
-        if reply.delay_s and state.release.wait(reply.delay_s):
-            return
-        if reply.trickle:
-            self.trickle(reply.body)
-            return
-        self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply.body)))
-        self.end_headers()
-        self.wfile.write(reply.body)
-
-    def do_GET(self) -> None:  # a proxy is asked "GET http://host/path" for a proxied GET
-        self.do_POST()
-
-    def trickle(self, body: bytes) -> None:
-        try:
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body) + 1000))
-            self.end_headers()
-            self.wfile.write(body)
-            for _ in range(100):
-                time.sleep(0.05)
-                self.wfile.write(b" ")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client cut it off at its deadline
+#: The state of tests/conftest.py's chat server (a conftest's class cannot be imported here).
+ServerState = Any
 
 
 @pytest.fixture
-def server() -> Iterator[ServerState]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    state = ServerState(url=f"http://127.0.0.1:{httpd.server_address[1]}")
-    httpd.state = state  # type: ignore[attr-defined]
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield state
-    state.release.set()
-    httpd.shutdown()
-    httpd.server_close()
+def server(chat_server):
+    """The chat model on loopback (tests/conftest.py ``chat_server``)."""
+    return chat_server
 
 
 def openai(state: ServerState, **kw) -> ModelEndpoint:
@@ -315,25 +242,17 @@ def test_an_api_key_that_cannot_be_sent_skips_the_step_unquoted(
 
 
 def test_a_model_on_loopback_is_never_asked_through_a_proxy(
-    server: ServerState, monkeypatch: pytest.MonkeyPatch
+    server: ServerState, chat_servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A proxy in the environment must not receive the prompt (memories) meant for a model
     on this machine, nor its bearer token."""
-    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    proxy.daemon_threads = True
-    seen = ServerState()  # answers 404 to everything, and records it
-    proxy.state = seen  # type: ignore[attr-defined]
-    threading.Thread(target=proxy.serve_forever, args=(0.05,), daemon=True).start()
-    try:
-        for name in ("no_proxy", "NO_PROXY"):
-            monkeypatch.delenv(name, raising=False)
-        for name in ("http_proxy", "HTTP_PROXY"):
-            monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.server_address[1]}")
-        server.chat("Postgres [1].")
-        result = run(openai(server))
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
+    seen = chat_servers()  # answers 404 to everything, and records it
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("http_proxy", "HTTP_PROXY"):
+        monkeypatch.setenv(name, seen.url)
+    server.chat("Postgres [1].")
+    result = run(openai(server))
     assert seen.requests == []
     assert (result.mode, result.answer, result.errors) == ("model", "Postgres [1].", ())
 
