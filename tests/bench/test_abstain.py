@@ -9,56 +9,6 @@ from pathlib import Path
 from chitta.bench.abstain import build_set, names_in
 from chitta.bench.locomo import Question, load
 
-PEOPLE = {
-    "conv-a": (
-        "Aurelio",
-        "Brigitta",
-        [
-            "I adopted a grey greyhound called Pepper last spring",
-            "My pottery class meets every Tuesday at the community hall",
-            "We hiked the Dolomites in August and the weather held",
-            "I switched jobs and now work as a marine biologist",
-            "The sourdough starter finally doubled after a week",
-            "My sister visits from Lisbon next month for the festival",
-        ],
-    ),
-    "conv-b": (
-        "Cosimo",
-        "Dagny",
-        [
-            "I started learning the cello at the conservatory downtown",
-            "Our team won the regional chess tournament on Saturday",
-            "I planted tomatoes and basil on the balcony this year",
-            "The vintage motorcycle needs a new carburettor again",
-            "I volunteer at the animal shelter every other weekend",
-            "We are saving up for a trip to Kyoto in the autumn",
-        ],
-    ),
-    "conv-c": (
-        "Evander",
-        "Fenella",
-        [
-            "I finished my first marathon in under four hours",
-            "The bakery on the corner closed after thirty years",
-            "I am knitting a scarf for my grandmother's birthday",
-            "Our book club is reading a novel about lighthouse keepers",
-            "I repaired the garden shed roof before the storm",
-            "My daughter learned to ride a bicycle without help",
-        ],
-    ),
-    "conv-d": (
-        "Gaspard",
-        "Henrike",
-        [
-            "I bought a secondhand kayak for the summer lakes",
-            "Our choir sings at the cathedral on Christmas Eve",
-            "I am restoring an old oak dining table in the garage",
-            "My nephew started at the engineering university in Delft",
-            "We adopted two rescue cats named Miso and Tofu",
-            "The orchard produced more plums than we could eat",
-        ],
-    ),
-}
 QUESTIONS = {
     "conv-a": [
         "What dog did {a} adopt?",
@@ -95,44 +45,14 @@ QUESTIONS = {
 }
 
 
-def _dataset(path: Path) -> Path:
-    data = []
-    for sid, (a, b, lines) in PEOPLE.items():
-        turns = [
-            {"speaker": a if i % 2 == 0 else b, "dia_id": f"D1:{i + 1}", "text": text}
-            for i, text in enumerate(lines)
-        ]
-        qa = [
-            {
-                "question": q.format(a=a, b=b),
-                "answer": "x",
-                "evidence": [f"D1:{i + 1}"],
-                "category": 4,
-            }
-            for i, q in enumerate(QUESTIONS[sid])
-        ]
-        data.append(
-            {
-                "sample_id": sid,
-                "qa": qa,
-                "conversation": {
-                    "speaker_a": a,
-                    "speaker_b": b,
-                    "session_1_date_time": "1:56 pm on 8 May, 2023",
-                    "session_1": turns,
-                },
-            }
-        )
-    path.write_text(json.dumps(data))
-    return path
-
-
-def test_unanswerable_questions_name_only_what_the_store_never_saw(tmp_path: Path) -> None:
-    dataset = load(_dataset(tmp_path / "tiny.json"))
+def test_unanswerable_questions_name_only_what_the_store_never_saw(
+    tiny_locomo, tmp_path: Path
+) -> None:
+    dataset = load(tiny_locomo.write(tmp_path / "tiny.json", QUESTIONS))
     words = {
         f"locomo-{sid}": {w.lower() for line in lines for w in line.split()}
         | {a.lower(), b.lower()}
-        for sid, (a, b, lines) in PEOPLE.items()
+        for sid, (a, b, lines) in tiny_locomo.people.items()
     }
     items = build_set(dataset, lambda realm, w: int(w in words[realm]), per_store=4)
     own = [i for i in items if i.answerable]
@@ -152,9 +72,10 @@ def test_unanswerable_questions_name_only_what_the_store_never_saw(tmp_path: Pat
 
 
 def test_the_command_fits_on_some_conversations_and_measures_on_the_others(
+    tiny_locomo,
     tmp_path: Path,
 ) -> None:
-    data = _dataset(tmp_path / "tiny.json")
+    data = tiny_locomo.write(tmp_path / "tiny.json", QUESTIONS)
     out = tmp_path / "abstain.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     proc = subprocess.run(

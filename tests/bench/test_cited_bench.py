@@ -17,44 +17,6 @@ from chitta.embed.cache import CachedEmbedder
 
 # Four conversations that share no content word, so a question about one names nothing the
 # others hold: asked of another store it is unanswerable.
-PEOPLE = {
-    "conv-a": (
-        "Aurelio",
-        "Brigitta",
-        [
-            "I adopted a grey greyhound called Pepper last spring",
-            "My pottery class meets every Tuesday at the community hall",
-            "We hiked the Dolomites in August and the weather held",
-            "I switched jobs and now work as a marine biologist",
-            "The sourdough starter finally doubled after a week",
-            "My sister visits from Lisbon next month for the festival",
-        ],
-    ),
-    "conv-b": (
-        "Cosimo",
-        "Dagny",
-        [
-            "I started learning the cello at the conservatory downtown",
-            "Our team won the regional chess tournament on Saturday",
-            "I planted tomatoes and basil on the balcony this year",
-            "The vintage motorcycle needs a new carburettor again",
-            "I volunteer at the animal shelter every other weekend",
-            "We are saving up for a trip to Kyoto in the autumn",
-        ],
-    ),
-    "conv-c": (
-        "Evander",
-        "Fenella",
-        [
-            "I finished my first marathon in under four hours",
-            "The bakery on the corner closed after thirty years",
-            "I am knitting a scarf for my grandmother's birthday",
-            "Our book club is reading a novel about lighthouse keepers",
-            "I repaired the garden shed roof before the storm",
-            "My daughter learned to ride a bicycle without help",
-        ],
-    ),
-}
 QUESTIONS = {
     "conv-a": [
         ("What greyhound did {a} adopt?", 4),
@@ -75,34 +37,6 @@ QUESTIONS = {
         ("What novel is {b}'s book club reading?", 1),
     ],
 }
-
-
-def _dataset(path: Path) -> Path:
-    data = []
-    for sid, (a, b, lines) in PEOPLE.items():
-        turns = [
-            {"speaker": a if i % 2 == 0 else b, "dia_id": f"D1:{i + 1}", "text": text}
-            for i, text in enumerate(lines)
-        ]
-        qa = [
-            {"question": q.format(a=a, b=b), "answer": "x", "evidence": [f"D1:{i + 1}"],
-             "category": category}
-            for i, (q, category) in enumerate(QUESTIONS[sid])
-        ]  # fmt: skip
-        data.append(
-            {
-                "sample_id": sid,
-                "qa": qa,
-                "conversation": {
-                    "speaker_a": a,
-                    "speaker_b": b,
-                    "session_1_date_time": "1:56 pm on 8 May, 2023",
-                    "session_1": turns,
-                },
-            }
-        )
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
 
 
 def _probe(
@@ -167,9 +101,9 @@ def test_reasons_are_classed_and_quoted_ids_read() -> None:
 
 
 def test_on_a_real_store_gold_is_cited_and_the_unanswerable_set_abstains(
-    tmp_path: Path, embedder: CachedEmbedder
+    tiny_locomo, tmp_path: Path, embedder: CachedEmbedder
 ) -> None:
-    dataset = load(_dataset(tmp_path / "tiny.json"))
+    dataset = load(tiny_locomo.write(tmp_path / "tiny.json", QUESTIONS))
     store = ChittaStore(tmp_path / "store", embedder)
     try:
         for conversation in dataset.conversations:
@@ -200,8 +134,8 @@ def test_on_a_real_store_gold_is_cited_and_the_unanswerable_set_abstains(
     )
 
 
-def test_the_command_writes_ids_codes_and_numbers_only(tmp_path: Path) -> None:
-    data = _dataset(tmp_path / "tiny.json")
+def test_the_command_writes_ids_codes_and_numbers_only(tiny_locomo, tmp_path: Path) -> None:
+    data = tiny_locomo.write(tmp_path / "tiny.json", QUESTIONS)
     out = tmp_path / "results" / "cited.json"
     docs = tmp_path / "benchmarks.md"
     docs.write_text("# Benchmarks\n", encoding="utf-8")
@@ -223,7 +157,7 @@ def test_the_command_writes_ids_codes_and_numbers_only(tmp_path: Path) -> None:
     assert {p["realm"] for p in record["probes"]} == {"locomo-conv-a", "locomo-conv-c"}
     assert record["figures"]["latency_ms"]["all"]["p50"] > 0
     # No stored text, no question text: ids, codes and numbers only.
-    for _, _, lines in PEOPLE.values():
+    for _, _, lines in tiny_locomo.people.values():
         for line in lines:
             assert line not in text
     assert "greyhound" not in text.lower()
