@@ -86,7 +86,7 @@ def test_the_ablation_table_shows_each_lanes_delta(systems) -> None:
 def test_the_ablation_matrix_runs_each_lane_off_in_turn(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from chitta.cli_bench import _build_systems
+    from chitta.cli.bench import _build_systems
     from chitta.recall.config import preset
 
     made, _ = _build_systems(["chitta"], ["hybrid"], ["tag"], DATA, tmp_path, Console(),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from chitta.cli_model import model as model_group
+from chitta.cli.model import model as model_group
 from chitta.config import EmbedSettings
 from chitta.embed.export import (
     METADATA_FILE,

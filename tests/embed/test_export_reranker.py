@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from chitta.api import Chitta
-from chitta.cli_model import model as model_group
+from chitta.cli.model import model as model_group
 from chitta.config import RerankSettings, load_settings
 from chitta.embed.cross_encoder import (
     METADATA_FILE,

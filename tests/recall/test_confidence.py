@@ -5,8 +5,8 @@ import json
 import pytest
 
 from chitta.api import CALIBRATION_KEY, Chitta
-from chitta.cli_format import result_to_dict
 from chitta.recall import calibration as calib
+from chitta.wire import result_to_dict
 
 FACTS = [
     "The staging Postgres listens on port 6543 behind pgbouncer",

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chitta.api import Chitta
-from chitta.cli_format import print_hits, result_to_dict
+from chitta.cli.render import print_hits
 from chitta.config import RerankSettings, Settings, load_settings
 from chitta.daemon.methods import METHODS, check_params
 from chitta.embed.cross_encoder import LazyCrossEncoder
@@ -30,6 +30,7 @@ from chitta.recall.gate import GateSettings, gate_reply
 from chitta.recall.time_cue import BOUND, POLICY
 from chitta.store.records import Scope
 from chitta.transfer import import_jsonl
+from chitta.wire import result_to_dict
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

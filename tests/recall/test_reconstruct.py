@@ -5,9 +5,9 @@ import json
 import pytest
 
 from chitta.api import Chitta
-from chitta.cli_format import reconstruction_to_dict
 from chitta.errors import BadArgument
 from chitta.recall.reconstruct import ELLIPSIS, MIN_QUOTE, check_budget
+from chitta.wire import reconstruction_to_dict
 
 FACTS = [
     "Kafka retention on the events topic is seven days, set after the March outage review",

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chitta.api import Chitta
-from chitta.cli_format import print_hits, result_to_dict
+from chitta.cli.render import print_hits
 from chitta.config import RerankSettings, Settings
 from chitta.daemon.methods import METHODS, check_params
 from chitta.embed.cross_encoder import LazyCrossEncoder
@@ -33,6 +33,7 @@ from chitta.recall.rerank import (
     sigmoid,
 )
 from chitta.recall.scoring_config import DEFAULT as SCORING
+from chitta.wire import result_to_dict
 
 REALM = "demo"
 QUERY = "what happened with the deploy"

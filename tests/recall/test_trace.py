@@ -17,9 +17,9 @@ from chitta.bench.confirm import (
     confirm,
     distribution,
 )
-from chitta.cli_format import result_to_dict
 from chitta.recall import calibration as calib
 from chitta.transfer import import_jsonl
+from chitta.wire import result_to_dict
 
 GOLDEN = Path(__file__).parent / "golden" / "recall_reply.json"
 FIELDS = {"trace_version", "policy", "server_version", "scope", "request", "config", "arms",

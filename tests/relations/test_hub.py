@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import pytest
 
 from chitta.api import Chitta
-from chitta.cli_format import result_to_dict
 from chitta.config import Settings
 from chitta.recall.lanes.base import LaneContext
 from chitta.recall.lanes.graph import GraphLane
 from chitta.relations.analogy import FANOUT_CAP, recall_analogy
 from chitta.store import triplets as table
 from chitta.store.records import Scope, Triplet
+from chitta.wire import result_to_dict
 
 EDGES = 100_000
 REALM = "default"

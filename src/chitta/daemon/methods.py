@@ -88,7 +88,7 @@ def _remember(chitta: Chitta, p: Params) -> dict[str, Any]:
 
 
 def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
-    from chitta.cli_format import result_to_dict
+    from chitta.wire import result_to_dict
 
     ablate = p.get("ablate", [])
     if not all(isinstance(lane, str) for lane in ablate):
@@ -105,7 +105,7 @@ def _recall(chitta: Chitta, p: Params) -> dict[str, Any]:
 
 
 def _reconstruct(chitta: Chitta, p: Params) -> dict[str, Any]:
-    from chitta.cli_format import reconstruction_to_dict
+    from chitta.wire import reconstruction_to_dict
 
     rec = chitta.reconstruct(
         p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
 
 def recall_reply(chitta: Chitta, query: str, realm: str, limit: int, strategy: str) -> dict:
-    """An in-process recall in the daemon's JSON shape (``ok`` and cli_format's fields),
+    """An in-process recall in the daemon's JSON shape (``ok`` and wire.py's fields),
     recording no access history."""
-    from chitta.cli_format import result_to_dict  # rich: loaded only when a store is asked
+    from chitta.wire import result_to_dict  # rich: loaded only when a store is asked
 
     result = chitta.recall(query, realm=realm, limit=limit, strategy=strategy, record=False)
     return {"ok": True, **result_to_dict(result)}

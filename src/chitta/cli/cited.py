@@ -74,7 +74,7 @@ def cited_recall(
     model the answer quotes the best-matching sentences of the top citations. An abstention
     is an answer: the exit code is 0.
     """
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     if as_json and as_html:
         raise click.UsageError("--json and --html are mutually exclusive; give one of them")
@@ -100,7 +100,7 @@ def cited_recall(
 def _answer(ctx: click.Context, query: str, limit: int | None, config: Path | None) -> CitedAnswer:
     """The answer from the daemon serving the store, or from the store opened here."""
     from chitta.cited.base import CitedAnswer
-    from chitta.cli import _settings
+    from chitta.cli.common import settings_of as _settings
     from chitta.daemon.client import DaemonClient, daemon_answers
 
     settings = _settings(ctx)
@@ -121,7 +121,7 @@ def _in_process(
     Markdown files and FTS5 tables needs neither the store nor the model."""
     from chitta.cited.config import load_cited_settings
     from chitta.cited.service import answer
-    from chitta.cli import _open
+    from chitta.cli.common import open_store as _open
 
     cited = load_cited_settings(config, settings.home)
     if not any(source.kind == "chitta" for source in cited.sources):

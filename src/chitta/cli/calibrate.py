@@ -51,7 +51,8 @@ def calibrate(
     answer). Each is recalled, and a Platt fit of "the top 3 holds a gold memory" against the
     maximum relevance is stored with the store. docs/recall.md ("Honest recall") says more.
     """
-    from chitta.cli import _errors, _open
+    from chitta.cli.common import errors as _errors
+    from chitta.cli.common import open_store as _open
 
     chosen = [
         name

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from chitta.cli_bench import (
+from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
     _fail,

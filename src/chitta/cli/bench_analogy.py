@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from chitta.cli_bench import (
+from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     _fail,
     bench,

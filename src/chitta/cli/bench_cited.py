@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from chitta.cli_bench import (
+from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
     _fail,

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from chitta.cli_bench import (
+from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
     _fail,
@@ -118,7 +118,7 @@ def _recall_all(data, conversations, strategy, ablate, limit, save_traces):
     dataset = locomo.load(
         data or environment.default_locomo(), select=locomo.parse_selection(conversations)
     )
-    from chitta.cli_format import result_to_dict
+    from chitta.wire import result_to_dict
 
     rows, plain_ms, traced_ms, build_ms, reply_ms = [], [], [], [], []
     try:

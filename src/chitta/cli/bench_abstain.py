@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from chitta.cli_bench import (
+from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     DATA_OPTION,
     _fail,
@@ -69,10 +69,10 @@ def _abstain(
     from chitta.bench import abstain as ab
     from chitta.bench import environment, locomo
     from chitta.bench.systems.chitta import ChittaStore
-    from chitta.cli_format import result_to_dict
     from chitta.config import EmbedSettings
     from chitta.embed.loader import build_embedder
     from chitta.recall import calibration as calib
+    from chitta.wire import result_to_dict
 
     if per_store < 1:
         raise BadArgument("--per-store must be at least 1")

@@ -6,7 +6,8 @@ from pathlib import Path
 from rich.console import Console
 
 from chitta.api import Chitta
-from chitta.cli_format import PROGRESS_MIN_BYTES, import_progress, result_to_dict
+from chitta.cli.render import PROGRESS_MIN_BYTES, import_progress
+from chitta.wire import result_to_dict
 
 
 def _terminal() -> tuple[Console, io.StringIO]:

@@ -22,7 +22,8 @@ DATE_HELP = "ISO 8601, e.g. 2026-11-29 or 2026-11-29T13:45+01:00 (UTC when no zo
 def _run(ctx: click.Context, method: str, *, create: bool = False, **params: Any) -> dict:
     """``method``'s reply without ``ok``: from the daemon when one answers, else run here.
     ``None`` parameters are left out (the method's defaults apply)."""
-    from chitta.cli import _daemon, _open
+    from chitta.cli.common import daemon_client as _daemon
+    from chitta.cli.common import open_store as _open
     from chitta.daemon.methods import METHODS, check_params
 
     given = {k: v for k, v in params.items() if v is not None}
@@ -40,7 +41,7 @@ def _run(ctx: click.Context, method: str, *, create: bool = False, **params: Any
 
 def _show(data: dict, as_json: bool, plain: Any) -> None:
     """``data`` as JSON, or through ``plain`` for people."""
-    from chitta.cli import _emit
+    from chitta.cli.common import emit as _emit
 
     if as_json:
         _emit(data)
@@ -85,7 +86,7 @@ def add(ctx: click.Context, object_: str, as_json: bool, **opts: Any) -> None:
 
     An equal edge that is already current is not stored twice: its id is printed instead.
     """
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         data = _run(ctx, "add_triplet", create=True, object=object_, **opts)
@@ -105,7 +106,7 @@ def add(ctx: click.Context, object_: str, as_json: bool, **opts: Any) -> None:
 def invalidate(ctx: click.Context, triplet_id: str, at: str | None, as_json: bool) -> None:
     """Mark the edge ID as no longer holding. It is kept: `triplet list --as-of` a time
     before then, or `--all`, still shows it."""
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         data = _run(ctx, "invalidate_triplet", id=triplet_id, at=at)
@@ -135,7 +136,7 @@ def invalidate(ctx: click.Context, triplet_id: str, at: str | None, as_json: boo
 def list_(ctx: click.Context, object_: str | None, as_json: bool, **opts: Any) -> None:
     """List the edges that hold now, newest first. --as-of: those that held at a time;
     --all: every edge, invalidated ones too."""
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
     from chitta.errors import BadArgument
 
     with _errors(as_json):
@@ -165,7 +166,7 @@ def alias(
 
     E.g. NYC for New York City: edges stored under either name then answer for both.
     """
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         data = _run(ctx, "alias_entity", create=True, alias=alias_name, canonical=canonical,
@@ -182,7 +183,7 @@ def alias(
 @click.pass_context
 def unalias(ctx: click.Context, alias_name: str, realm: str | None, as_json: bool) -> None:
     """Forget the alias ALIAS. Edges stored under it stay, under its own name."""
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         data = _run(ctx, "remove_alias", alias=alias_name, realm=realm)
@@ -202,7 +203,7 @@ def unalias(ctx: click.Context, alias_name: str, realm: str | None, as_json: boo
 @click.pass_context
 def aliases(ctx: click.Context, realm: str | None, as_json: bool) -> None:
     """List the realm's aliases. Each line: the alias key -> the entity key it names."""
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         data = _run(ctx, "list_aliases", realm=realm)
@@ -234,7 +235,7 @@ def analogy(ctx: click.Context, as_json: bool, **opts: Any) -> None:
     and C->D edges behind it. When A and B are not related, or C has no edge over those
     predicates, the command abstains and says which (exit code 0: that is an answer too).
     """
-    from chitta.cli import _errors
+    from chitta.cli.common import errors as _errors
 
     with _errors(as_json):
         _show(_run(ctx, "recall_analogy", **opts), as_json, print_analogy)

@@ -10,8 +10,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,81 +18,26 @@ from typing import Any
 import click
 
 from chitta import __version__
-from chitta.cli_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
-from chitta.cli_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
-from chitta.cli_bench import bench
-from chitta.cli_calibrate import calibrate
-from chitta.cli_cited import cited_recall
-from chitta.cli_cited_bench import cited as _cited_bench  # noqa: F401 - registers `bench cited`
-from chitta.cli_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
-from chitta.cli_model import model
-from chitta.cli_relations import analogy, triplet
-from chitta.cli_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
-from chitta.config import Settings, load_settings
+from chitta.cli.bench import bench
+from chitta.cli.bench_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
+from chitta.cli.bench_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
+from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registers `bench cited`
+from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
+from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
+from chitta.cli.calibrate import calibrate
+from chitta.cli.cited import cited_recall
+from chitta.cli.common import JSON_OPT, SCOPE_HELP
+from chitta.cli.common import daemon_client as _daemon
+from chitta.cli.common import emit as _emit
+from chitta.cli.common import errors as _errors
+from chitta.cli.common import open_store as _open
+from chitta.cli.common import settings_of as _settings
+from chitta.cli.model import model
+from chitta.cli.relations import analogy, triplet
+from chitta.config import load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
 from chitta.hooks.cli import hook, hooks
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES, PRESETS
-
-JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
-SCOPE_HELP = "Realm (project) the memory belongs to."
-
-
-def _emit(data: dict[str, Any]) -> None:
-    click.echo(json.dumps({"ok": True, **data}, ensure_ascii=False, indent=None))
-
-
-def _fail(exc: ChittaError, as_json: bool) -> None:
-    if as_json:
-        click.echo(json.dumps({"ok": False, "error": exc.code, "message": str(exc)}))
-    else:
-        click.echo(f"error: {exc}", err=True)
-    sys.exit(exc.exit_code)
-
-
-@contextmanager
-def _errors(as_json: bool = False) -> Iterator[None]:
-    """Turn chitta's errors into a message and an exit code at this edge."""
-    try:
-        yield
-    except ChittaError as exc:
-        _fail(exc, as_json)
-
-
-def _settings(ctx: click.Context) -> Settings:
-    return ctx.find_object(Settings) or load_settings()
-
-
-def _daemon(ctx: click.Context):
-    """A client of this store's daemon when one answers on its socket, else None (the
-    command then opens the store in-process)."""
-    from chitta.daemon.client import DaemonClient, daemon_answers
-
-    path = _settings(ctx).socket_path
-    return DaemonClient(path) if daemon_answers(path) else None
-
-
-@contextmanager
-def _open(ctx: click.Context, *, create: bool = True, check_model: bool = True):
-    from chitta.api import Chitta
-
-    settings = _settings(ctx)
-    try:
-        chitta = Chitta.open(settings, create=create, check_model=check_model)
-    except StoreLocked as exc:
-        from chitta.daemon.client import daemon_answers
-
-        if not daemon_answers(settings.socket_path):
-            raise
-        # The daemon holds the store; this command has no daemon method (yet) to go through.
-        raise StoreLocked(
-            f"the chitta daemon (pid {exc.pid}) serves this store, and this command does not go "
-            f"through it yet; stop the daemon first (kill -TERM {exc.pid}) and run it again",
-            pid=exc.pid,
-        ) from None
-    try:
-        yield chitta
-    finally:
-        chitta.close()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -208,7 +152,8 @@ def _json_option(text: str | None, option: str) -> Any:
 def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **opts: Any) -> None:
     """Find the memories that best answer QUERY, with the lanes that found them, and the
     corrections it names."""
-    from chitta.cli_format import print_hits, result_to_dict
+    from chitta.cli.render import print_hits
+    from chitta.wire import result_to_dict
 
     with _errors(as_json):
         lanes = [x.strip() for x in ablate.split(",") if x.strip()] if ablate else []
@@ -246,7 +191,8 @@ def recall(ctx: click.Context, query: str, as_json: bool, ablate: str | None, **
 @click.pass_context
 def reconstruct(ctx: click.Context, query: str, as_json: bool, **opts: Any) -> None:
     """Answer QUERY with items that quote the stored records behind them, within a budget."""
-    from chitta.cli_format import print_reconstruction, reconstruction_to_dict
+    from chitta.cli.render import print_reconstruction
+    from chitta.wire import reconstruction_to_dict
 
     with _errors(as_json):
         opts["time_cue"] = _json_option(opts["time_cue"], "--time-cue")
@@ -279,7 +225,7 @@ def serve(ctx: click.Context, deadline: float) -> None:
 
     from chitta.api import Chitta
     from chitta.daemon.server import Daemon
-    from chitta.errors import AlreadyRunning, StoreLocked
+    from chitta.errors import AlreadyRunning
 
     settings = _settings(ctx)
     with _errors():
@@ -468,7 +414,7 @@ def _import_through(client: Any, path: Path, into: str | None) -> Any:
 @click.pass_context
 def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> None:
     """Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped."""
-    from chitta.cli_format import import_progress, print_import_report
+    from chitta.cli.render import import_progress, print_import_report
     from chitta.transfer import import_jsonl
 
     with _errors(as_json):
@@ -502,7 +448,7 @@ def import_(ctx: click.Context, path: Path, into: str | None, as_json: bool) -> 
 @click.pass_context
 def status(ctx: click.Context, as_json: bool) -> None:
     """Show the store, the model and what the store holds."""
-    from chitta.cli_format import print_status
+    from chitta.cli.render import print_status
 
     with _errors(as_json):
         settings = _settings(ctx)
@@ -534,7 +480,7 @@ def status(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def init(ctx: click.Context) -> None:
     """Create the store if needed, check the model end to end, and show the status."""
-    from chitta.cli_format import print_status
+    from chitta.cli.render import print_status
 
     with _errors(), _open(ctx) as chitta:
         probe = chitta.embedder.embed(["chitta model check"]).vectors
