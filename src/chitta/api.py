@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from chitta import __version__
-from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings
+from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
@@ -73,10 +73,13 @@ class Remembered:
     supersedes: str | None = None
 
 
-def make_scope(realm: str | None, agent_id: str | None, channel: str | None) -> Scope:
-    """A validated read scope; an agent or channel of ``None`` or ``""`` is not filtered."""
+def make_scope(
+    realm: str | None, agent_id: str | None, channel: str | None, default: str = DEFAULT_REALM
+) -> Scope:
+    """A validated read scope; an agent or channel of ``None`` or ``""`` is not filtered, a
+    realm of ``None`` or ``""`` is ``default``."""
     return Scope(
-        realm=check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM,
+        realm=check_scope_name(realm or default, "realm") or default,
         agent_id=check_scope_name(agent_id or None, "agent_id", optional=True),
         channel=check_scope_name(channel or None, "channel", optional=True),
     )
@@ -95,6 +98,8 @@ class Chitta:
         scoring: ScoringConfig = DEFAULT_SCORING,
         reranker: LazyCrossEncoder | None = None,
         gate: GateSettings | None = None,
+        realm: str = DEFAULT_REALM,
+        home: Path | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -106,11 +111,15 @@ class Chitta:
         self.opened_at = clock()
         self.sessions = SessionLog()
         self._calibration: calib.Calibration | None = None
+        #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
+        self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
+        #: The data directory (cited.toml, scoring.json); the store's folder by default.
+        self.home = home if home is not None else store.path.parent
 
     @classmethod
     def open(
         cls,
-        settings: Settings,
+        settings: Settings | None = None,
         *,
         create: bool = True,
         check_model: bool = True,
@@ -118,8 +127,11 @@ class Chitta:
     ) -> Chitta:
         """Open the configured store; refuse it if its vectors come from another model.
 
-        The scoring settings come from ``scoring.json`` in the data directory, if there is one.
+        Without ``settings``, the environment's (:func:`~chitta.config.load_settings`). A call
+        that names no realm uses the settings' realm (the realm rule, chitta/scope.py). The
+        scoring settings come from ``scoring.json`` in the data directory, if there is one.
         """
+        settings = settings if settings is not None else load_settings()
         scoring = load_scoring(settings.home, settings.recall.replication_max)
         embedder = embedder if embedder is not None else build_embedder(settings.embed)
         store = Store(settings.store_path, create=create)
@@ -131,7 +143,7 @@ class Chitta:
             raise
         reranker = shared_cross_encoder(settings.rerank) if settings.rerank.configured else None
         return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
-                   gate=settings.gate)  # fmt: skip
+                   gate=settings.gate, realm=settings.realm.name, home=settings.home)  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -165,7 +177,7 @@ class Chitta:
         the_tags = parse_tags(tags)
         event_ms = parse_time(event_time, "event_time")
         # A memory's own scope is exact: no agent or channel is stored as "", not "any".
-        named = make_scope(realm, agent_id, channel)
+        named = make_scope(realm, agent_id, channel, self.realm)
         scope = replace(named, agent_id=named.agent_id or "", channel=named.channel or "")
         if confidence is not None and (
             isinstance(confidence, bool)
@@ -246,6 +258,13 @@ class Chitta:
         if old_id == new_id_:
             raise BadArgument("a memory cannot supersede itself")
         old, new = self.store.get(old_id), self.store.get(new_id_)
+        if (old.realm, old.agent_id, old.channel) != (new.realm, new.agent_id, new.channel):
+            # Recall reads one scope: OLD would vanish from its own with nothing in its place.
+            raise BadArgument(
+                f"memory {old_id} is in realm {old.realm!r} and {new_id_} in realm "
+                f"{new.realm!r} (or another agent or channel); a memory can only supersede "
+                "one of its own scope"
+            )
         now = self.clock()
         self.store.update_many(
             [
@@ -406,7 +425,7 @@ class Chitta:
         off = set(ablate) | set(self.switches.ablate_lanes) | ({"hdc"} if disable_hdc else set())
         if off:
             config = config.without(off)
-        scope = make_scope(realm, agent_id, channel)
+        scope = make_scope(realm, agent_id, channel, self.realm)
         name = check_scope_name(session or None, "session", optional=True)
         view = None
         if name is not None:
@@ -529,14 +548,23 @@ class Chitta:
     def backup(self, dest: Path) -> None:
         self.store.backup_to(dest)
 
+    def restore_backup(self, source: Path) -> Path:
+        """Replace the store's contents with the backup at ``source`` (checked first); where
+        the old contents were kept."""
+        saved = self.store.restore_from(source)
+        self._calibration = None  # the restored contents carry their own fit, or none
+        self.sessions = SessionLog()
+        return saved
+
     @property
     def relations(self) -> Relations:
         """This store's triplets and entity aliases (relations/service.py)."""
-        return Relations(self.store, self.clock)
+        return Relations(self.store, self.clock, self.realm)
 
     def recall_analogy(self, a: object, b: object, c: object, **options: object) -> Analogy:
         """a:b :: c:? over the realm's triplets, or an abstention saying what is missing
         (relations/analogy.py; options: realm, as_of, limit)."""
+        options["realm"] = options.get("realm") or self.realm
         return recall_analogy(self.store, a, b, c, now=self.clock(), **options)  # type: ignore[arg-type]
 
     def status(self) -> dict[str, object]:

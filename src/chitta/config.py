@@ -15,6 +15,8 @@ from pathlib import Path
 
 from chitta.errors import BadArgument, BadConfig
 from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
+from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
+from chitta.scope import RealmChoice, resolve_realm
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -31,7 +33,6 @@ MAX_EMBED_TOKENS = 256
 #: Entries of the query/text embedding cache.
 EMBED_CACHE_SIZE = 10_000
 DEFAULT_STORE = "default"
-DEFAULT_REALM = "default"
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -114,6 +115,8 @@ class Settings:
     gate: GateSettings = field(default_factory=GateSettings)
     log_level: str = "WARNING"
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
+    #: The realm of a call that names none, and the rule that chose it (chitta/scope.py).
+    realm: RealmChoice = field(default_factory=RealmChoice)
 
     @property
     def store_path(self) -> Path:
@@ -219,8 +222,9 @@ def _rerank_settings(environ: Mapping[str, str]) -> RerankSettings:
     )
 
 
-def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read the settings once from ``environ`` (default: the process environment)."""
+def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Settings:
+    """Read the settings once from ``environ`` (default: the process environment); the
+    realm rule looks for a git root above ``cwd`` (default: the working directory)."""
     env = os.environ if environ is None else environ
     backend = (_env(env, "EMBED_BACKEND") or "onnx").lower()
     if backend not in ("onnx", "openai", "ollama"):
@@ -244,7 +248,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         gate=gate_settings(env),
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
+        realm=resolve_realm(None, env, cwd if cwd is not None else _cwd()),
     )
+
+
+def _cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:  # the working directory was removed
+        return None
 
 
 def gate_settings(environ: Mapping[str, str] | None = None) -> GateSettings:

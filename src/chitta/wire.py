@@ -3,13 +3,17 @@ methods, the MCP tools, the CLI's ``--json`` and cited recall's chitta sources."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chitta.recall.coverage import safe_ledger
 from chitta.recall.gate import normalised_bm25
 from chitta.recall.pipeline import RecallResult
 from chitta.recall.reconstruct import Reconstruction
+from chitta.store.records import Memory
 from chitta.transfer import memory_to_dict
+
+if TYPE_CHECKING:
+    from chitta.api import Remembered
 
 
 def result_to_dict(result: RecallResult) -> dict[str, Any]:
@@ -134,3 +138,16 @@ def match_reasons(result: RecallResult) -> dict[str, dict[str, Any]] | None:
             reason["cue_rank"] = ranks[i]
         out[i] = reason
     return out
+
+
+def memory_reply(memory: Memory) -> dict[str, Any]:
+    """One memory as a reply carries it: its export fields without the record type."""
+    out = memory_to_dict(memory)
+    out.pop("type")
+    return out
+
+
+def remembered_to_dict(done: Remembered) -> dict[str, Any]:
+    """What ``remember`` did, as its reply says it."""
+    return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
+            "truncated": done.truncated, "supersedes": done.supersedes}  # fmt: skip

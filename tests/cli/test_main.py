@@ -1,4 +1,8 @@
-"""The command line as a new user meets it: real processes, a real store, the real model."""
+"""The command line as a new user meets it: real processes, a real store, the real model.
+
+Most tests run twice (the ``run`` fixture's parameter): with no daemon, each command opening
+the store itself, and with a real daemon serving the store, each command going through it.
+The assertions are the same: the output, the ``--json`` shape and the exit codes agree."""
 
 import json
 import os
@@ -12,8 +16,7 @@ CHITTA = [sys.executable, "-m", "chitta"]
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 
 
-@pytest.fixture
-def run(tmp_path: Path):
+def runner(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(tmp_path / "home")
 
@@ -27,6 +30,21 @@ def run(tmp_path: Path):
         return proc
 
     return call
+
+
+@pytest.fixture(params=["in-process", "daemon"])
+def run(request: pytest.FixtureRequest, tmp_path: Path, launch):
+    """``chitta ARGS`` in a fresh home, with no daemon or through a real one."""
+    if request.param == "daemon":
+        launch(tmp_path / "home")
+    return runner(tmp_path)
+
+
+@pytest.fixture
+def run_alone(tmp_path: Path):
+    """``chitta ARGS`` in a fresh home where no daemon runs (for what only a command that
+    opens the store itself can meet: a missing store, a store another process holds)."""
+    return runner(tmp_path)
 
 
 def test_the_walkthrough_of_the_readme(run, tmp_path: Path) -> None:
@@ -86,8 +104,8 @@ def test_bad_input_exits_non_zero_with_a_specific_message(run, args, code, needl
     assert after["memories"] == before["memories"]
 
 
-def test_recall_on_a_missing_store_says_so(run) -> None:
-    proc = run("recall", "anything", ok=False)
+def test_recall_on_a_missing_store_says_so(run_alone) -> None:
+    proc = run_alone("recall", "anything", ok=False)
     assert proc.returncode == 4 and "no store at" in proc.stderr
 
 
@@ -122,18 +140,19 @@ def test_backup_and_restore(run, tmp_path: Path) -> None:
     assert json.loads(run("show", mid, "--json").stdout)["memory"]["id"] == mid
 
 
-def test_a_held_store_names_the_holder(run, tmp_path: Path) -> None:
+def test_a_held_store_names_the_holder(run_alone, tmp_path: Path) -> None:
     from chitta.store.sqlite import Store
 
-    run("remember", WAL)
+    run_alone("remember", WAL)
     with Store(tmp_path / "home" / "default.db"):
-        proc = run("remember", "Another memory while the store is held", ok=False)
+        proc = run_alone("remember", "Another memory while the store is held", ok=False)
     assert proc.returncode == 4 and f"held by pid {os.getpid()}" in proc.stderr
 
 
-def test_a_wrong_model_names_both_and_the_fix(run, tmp_path: Path) -> None:
+def test_a_wrong_model_names_both_and_the_fix(run_alone, tmp_path: Path) -> None:
     from chitta.embed.loader import default_model_files
 
+    run = run_alone
     run("remember", WAL)
     folder = tmp_path / "renamed-model"
     folder.mkdir()
@@ -176,3 +195,67 @@ def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
     env = run("recall", "WAL log", "--realm", "demo", "--strategy", "field", "--json",
               CHITTA_ABLATE_LANES="hdc")  # fmt: skip
     assert "hdc" not in json.loads(env.stdout)["lanes_run"]
+
+
+def test_every_lifecycle_command_works_and_answers_json(run, tmp_path: Path) -> None:
+    old = run("remember", WAL, "--realm", "demo").stdout.strip()
+    new = run("remember", "We keep SQLite WAL: crash recovery comes free and it is fast",
+              "--realm", "demo", "--kind", "decision").stdout.strip()  # fmt: skip
+    assert json.loads(run("supersede", old, new, "--json").stdout) == {
+        "ok": True, "old_id": old, "new_id": new,
+    }  # fmt: skip
+    assert json.loads(run("show", old, "--json").stdout)["memory"]["superseded_by"] == new
+    assert json.loads(run("decay", "--json").stdout)["ok"] is True
+    assert json.loads(run("purge", old, "--json").stdout) == {"ok": True, "purge": [old]}
+    assert run("show", old, ok=False).returncode == 3
+    done = json.loads(run("reembed", "--json").stdout)
+    assert done["reembedded"] == 1 and done["model"]["dim"] == 384
+    shown = json.loads(run("calibrate", "--show", "--json").stdout)
+    assert shown["ok"] and shown["calibration"]["source"].startswith("default")
+    snap = tmp_path / "snap.db"
+    assert json.loads(run("backup", str(snap), "--json").stdout)["path"] == str(snap)
+    restored = json.loads(run("restore-backup", "snap.db", "--json").stdout)
+    assert restored["path"] == str(snap) and "pre-restore" in restored["saved"]
+
+
+def test_supersede_across_realms_is_refused_and_changes_nothing(run) -> None:
+    a = run("remember", WAL, "--realm", "one").stdout.strip()
+    b = run("remember", "Alice prefers tabs over spaces in Python code", "--realm",
+            "two").stdout.strip()  # fmt: skip
+    proc = run("supersede", a, b, ok=False)
+    assert proc.returncode == 2 and "only supersede one of its own scope" in proc.stderr
+    assert json.loads(run("show", a, "--json").stdout)["memory"]["superseded_by"] is None
+    hits = json.loads(run("recall", "SQLite WAL", "--realm", "one", "--json").stdout)["hits"]
+    assert [h["id"] for h in hits] == [a]
+
+
+def test_forget_then_restore_as_forget_says(run) -> None:
+    mid = run("remember", WAL).stdout.strip()
+    assert "restore" in run("forget", "--help").stdout
+    run("forget", mid)
+    assert json.loads(run("recall", "SQLite WAL crash", "--json").stdout)["hits"] == []
+    run("restore", mid)
+    hits = json.loads(run("recall", "SQLite WAL crash", "--json").stdout)["hits"]
+    assert [h["id"] for h in hits] == [mid]
+
+
+def test_export_to_a_file_is_owner_only_and_import_reads_stdin(run, tmp_path: Path) -> None:
+    run("remember", WAL, "--realm", "demo")
+    out = tmp_path / "dump.jsonl"
+    done = json.loads(run("export", "--realm", "demo", "-o", "dump.jsonl", "--json").stdout)
+    assert done["counts"]["memories"] == 1 and done["path"] == str(out)
+    assert out.stat().st_mode & 0o777 == 0o600
+    again = json.loads(run("import", "-", "--realm", "copy", "--json",
+                           stdin=out.read_text()).stdout)  # fmt: skip
+    assert again["imported"]["memories"] == 1
+    assert not list((tmp_path / "home").glob(".import-stdin-*"))  # the spool is gone
+    status = json.loads(run("status", "--json").stdout)
+    assert status["per_realm"] == {"demo": 1, "copy": 1}
+
+
+def test_old_spellings_still_work(run) -> None:
+    run("remember", WAL, "--agent-id", "a1")
+    data = json.loads(run("recall", "SQLite WAL", "--disable-hdc", "--strategy", "field",
+                          "--agent", "a1", "--json").stdout)  # fmt: skip
+    assert "hdc" not in data["lanes_run"] and data["hits"]
+    assert "--disable-hdc" not in run("recall", "--help").stdout

@@ -153,7 +153,9 @@ def test_aliases_join_names(run: Run) -> None:
     assert run("triplet", "unalias", "the french republic").stdout == (
         "removed the alias 'the french republic'\n"
     )
-    assert _json(run, "triplet", "unalias", "the french republic") == {"removed": False}
+    assert _json(run, "triplet", "unalias", "the french republic") == {
+        "alias": "the french republic", "removed": False,
+    }  # fmt: skip
     assert "no aliases" in run("triplet", "aliases").stderr
 
 

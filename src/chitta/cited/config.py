@@ -42,8 +42,10 @@ The whole format, every key optional unless marked::
 
 Paths (``path``, ``paths``, ``socket``) expand ``~`` and are relative to the file's folder.
 Without a file (or with a file that names no ``[[source]]``) the one source is this chitta
-store's default realm: ``name = "memory", kind = "chitta", realms = ["default"]``, priority
-1.0. Anything else is a :class:`BadConfig` naming the file and the key.
+store: ``name = "memory", kind = "chitta"``, priority 1.0, over the caller's realm (the realm
+rule, or ``--realm``). A ``chitta`` source that names no ``realms`` reads the caller's too;
+other sources default to ``["default"]``. Anything else is a :class:`BadConfig` naming the
+file and the key.
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ def _type(value: object) -> str:
 def default_source() -> SourceConfig:
     """The source cited recall asks when no file names any: this store's default realm."""
     return SourceConfig(name="memory", kind="chitta", priority=DEFAULT_PRIORITY["chitta"],
-                        options={"realms": [DEFAULT_REALM], "strategy": "hybrid"})  # fmt: skip
+                        options={"strategy": "hybrid"})  # fmt: skip
 
 
 def default_settings() -> CitedSettings:
@@ -377,10 +379,13 @@ def _store_options(r: _Reader, data: dict[str, Any], where: str) -> dict[str, An
         except BadScope as exc:
             raise r.fail(at, f"is not a realm name: {exc}") from None
 
-    realms = r.texts(data.get("realms", [DEFAULT_REALM]), f"{where} realms", realm)
     strategy = r.text(data.get("strategy", "hybrid"), f"{where} strategy")
     if strategy not in PRESETS:
         raise r.fail(f"{where} strategy", f"must be one of {', '.join(PRESETS)}, got {strategy!r}")
+    if "realms" not in data:
+        # None named: the caller's realm (the realm rule), else default (sources/__init__.py).
+        return {"strategy": strategy}
+    realms = r.texts(data["realms"], f"{where} realms", realm)
     return {"realms": list(dict.fromkeys(realms)), "strategy": strategy}
 
 

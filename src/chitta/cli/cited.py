@@ -11,32 +11,29 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from chitta.cli.ops import fill_realm
 from chitta.errors import BadArgument, BadConfig
+from chitta.ops import OPERATIONS, check_params, given
 
 if TYPE_CHECKING:
     from chitta.cited.base import CitedAnswer
-    from chitta.config import Settings
 
 #: Where ``--html`` writes without ``--output`` (seed 003), in the current folder.
 DEFAULT_HTML = "cited_recall_output.html"
-#: How long the CLI waits for the daemon's reply. The daemon answers by its own deadline
-#: (``chitta serve --deadline``, 30 s by default) at the latest, so this only guards against
-#: a daemon that hangs; it is long so that a raised deadline is not cut short here.
-DAEMON_WAIT_S = 600.0
 
 
 @click.command(name="cited-recall")
-@click.option("--query", "-q", required=True, help="The question to answer.")
-@click.option(
-    "--limit",
-    "-l",
-    type=int,
-    help="Passages asked of each source, 1-100 (default: cited.toml's limit, 5).",
-)
+@click.argument("question", required=False, metavar="QUERY")
+@click.option("--query", "-q", hidden=True, help="QUERY, the older way (an option).")
+@click.option("--limit", "-n", "-l", type=int,
+              help="Passages asked of each source, 1-100 (default: cited.toml's, 5).")  # fmt: skip
+@click.option("--realm", "-r", "realms", multiple=True,
+              help="A realm of this store to search (repeat for several; default: the "
+              "workspace's); the sources file can name others.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON (the default).")
 @click.option(
     "--html",
@@ -54,19 +51,21 @@ DAEMON_WAIT_S = 600.0
     "--config",
     type=click.Path(path_type=Path, dir_okay=False),
     help="The sources and rules, a cited.toml (default: $CHITTA_HOME/cited.toml; without "
-    "one, this store's default realm alone).",
+    "one, this store's realm alone).",
 )
 @click.pass_context
 def cited_recall(
     ctx: click.Context,
-    query: str,
+    question: str | None,
+    query: str | None,
     limit: int | None,
+    realms: tuple[str, ...],
     as_json: bool,
     as_html: bool,
     output: Path | None,
     config: Path | None,
 ) -> None:
-    """Answer a question from several memory sources with numbered citations, or abstain
+    """Answer QUERY from several memory sources with numbered citations, or abstain
     and say why (still listing what was found).
 
     The sources (this store, Markdown notes, SQLite FTS5 tables, HTTP search endpoints) and
@@ -79,11 +78,19 @@ def cited_recall(
     if as_json and as_html:
         raise click.UsageError("--json and --html are mutually exclusive; give one of them")
     with _errors(as_json):
+        if (question is None) == (query is None):
+            raise BadArgument("give the question once: as QUERY (or the older -q QUERY)")
         if config is not None:
             config = config.expanduser().absolute()  # the daemon's folder is not ours
             if not config.is_file():
                 raise BadConfig(f"no cited recall settings file at {config}")
-        answer = _answer(ctx, query, limit, config)
+        params = fill_realm(ctx, OPERATIONS["cited_recall"], {
+            "query": question if question is not None else query, "limit": limit,
+            "realms": [x.strip() for r in realms for x in r.split(",") if x.strip()] or None,
+            "config": config and str(config),
+        })  # fmt: skip
+        check_params(OPERATIONS["cited_recall"], given(params))
+        answer = _answer(ctx, given(params))
         if as_html:
             from chitta.cited.html import render_html
 
@@ -97,42 +104,43 @@ def cited_recall(
             click.echo(_json(answer))
 
 
-def _answer(ctx: click.Context, query: str, limit: int | None, config: Path | None) -> CitedAnswer:
+def _answer(ctx: click.Context, params: dict[str, Any]) -> CitedAnswer:
     """The answer from the daemon serving the store, or from the store opened here."""
     from chitta.cited.base import CitedAnswer
-    from chitta.cli.common import settings_of as _settings
-    from chitta.daemon.client import DaemonClient, daemon_answers
+    from chitta.cli.common import daemon_client
 
-    settings = _settings(ctx)
-    if daemon_answers(settings.socket_path):
-        with DaemonClient(settings.socket_path, timeout_s=DAEMON_WAIT_S) as client:
-            params = {"query": query, "limit": limit, "config": config and str(config)}
-            reply = client.call(
-                "cited_recall", **{k: v for k, v in params.items() if v is not None}
-            )
-        return CitedAnswer.from_dict(reply)
-    return _in_process(ctx, settings, query, limit, config)
+    client = daemon_client(ctx)
+    if client is not None:
+        with client:
+            return CitedAnswer.from_dict(client.call("cited_recall", **params))
+    return _in_process(ctx, params)
 
 
-def _in_process(
-    ctx: click.Context, settings: Settings, query: str, limit: int | None, config: Path | None
-) -> CitedAnswer:
+def _in_process(ctx: click.Context, params: dict[str, Any]) -> CitedAnswer:
     """The answer with the store opened here — only when a source is this store: a setup of
     Markdown files and FTS5 tables needs neither the store nor the model."""
     from chitta.cited.config import load_cited_settings
     from chitta.cited.service import answer
-    from chitta.cli.common import open_store as _open
+    from chitta.cli.common import open_store, settings_of
 
+    settings = settings_of(ctx)
+    config = Path(params["config"]) if params.get("config") else None
+    options = {"limit": params.get("limit"), "config": config, "realms": params.get("realms")}
     cited = load_cited_settings(config, settings.home)
     if not any(source.kind == "chitta" for source in cited.sources):
-        return answer(None, settings.home, query, limit=limit, config=config,
-                      embed=settings.embed)  # fmt: skip
-    with _open(ctx, create=False) as chitta:
-        return answer(chitta, settings.home, query, limit=limit, config=config)
+        return answer(None, settings.home, params["query"], embed=settings.embed, **options)
+    with open_store(ctx, create=False) as chitta:
+        return answer(chitta, settings.home, params["query"], **options)
+
+
+def register(group: click.Group) -> None:
+    """Add ``cited-recall`` to ``group``."""
+    group.add_command(cited_recall)
 
 
 def _json(answer: CitedAnswer) -> str:
-    return json.dumps(answer.as_dict(), ensure_ascii=False, indent=2)
+    # "ok" first, as in every JSON reply; then the seed's shape (docs/cited-recall.md).
+    return json.dumps({"ok": True, **answer.as_dict()}, ensure_ascii=False, indent=2)
 
 
 def _summary(answer: CitedAnswer) -> str:

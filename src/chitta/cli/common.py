@@ -43,17 +43,27 @@ def settings_of(ctx: click.Context) -> Settings:
     return ctx.find_object(Settings) or load_settings()
 
 
-def daemon_client(ctx: click.Context):
+def daemon_client(ctx: click.Context, *, long: bool = False):
     """A client of this store's daemon when one answers on its socket, else None (the
-    command then opens the store in-process)."""
+    command then opens the store in-process). ``long``: wait for the reply as long as it
+    takes (the daemon does not cut long work; it reports progress)."""
     from chitta.daemon.client import DaemonClient, daemon_answers
 
     path = settings_of(ctx).socket_path
-    return DaemonClient(path) if daemon_answers(path) else None
+    if not daemon_answers(path):
+        return None
+    return DaemonClient(path, timeout_s=None if long else DAEMON_WAIT_S)
+
+
+#: How long a command waits for the daemon's reply. The daemon answers by its own deadline
+#: (``chitta serve --deadline``, 30 s by default) at the latest, so this only guards against
+#: a daemon that hangs; it is long so that a raised deadline is not cut short here.
+DAEMON_WAIT_S = 600.0
 
 
 @contextmanager
 def open_store(ctx: click.Context, *, create: bool = True, check_model: bool = True):
+    """The store opened in this process (no daemon serves it)."""
     from chitta.api import Chitta
 
     settings = settings_of(ctx)
@@ -62,14 +72,14 @@ def open_store(ctx: click.Context, *, create: bool = True, check_model: bool = T
     except StoreLocked as exc:
         from chitta.daemon.client import daemon_answers
 
-        if not daemon_answers(settings.socket_path):
-            raise
-        # The daemon holds the store; this command has no daemon method (yet) to go through.
-        raise StoreLocked(
-            f"the chitta daemon (pid {exc.pid}) serves this store, and this command does not go "
-            f"through it yet; stop the daemon first (kill -TERM {exc.pid}) and run it again",
-            pid=exc.pid,
-        ) from None
+        if daemon_answers(settings.socket_path):
+            # A daemon came up between the probe and the open: the next run goes through it.
+            raise StoreLocked(
+                f"the chitta daemon (pid {exc.pid}) started serving this store just now; "
+                "run the command again",
+                pid=exc.pid,
+            ) from None
+        raise
     try:
         yield chitta
     finally:

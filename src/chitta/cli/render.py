@@ -142,6 +142,8 @@ def print_status(info: dict[str, Any]) -> None:
     console.print(f"chitta {info['version']}")
     console.print(f"store: {info['store']}")
     console.print(f"model: {model['name']} (dim {model['dim']}, sha256 {model['hash'][:12]}…)")
+    if realm := info.get("realm"):
+        console.print(f"in use here: {realm_words(realm)}", markup=False, highlight=False)
     if not info.get("exists"):
         console.print('the store does not exist yet; `chitta remember "…"` creates it')
         return
@@ -169,3 +171,10 @@ def print_status(info: dict[str, Any]) -> None:
             table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",
                           f"{f['p95_ms']:.1f}")  # fmt: skip
         console.print(table)
+
+
+def realm_words(realm: dict[str, Any]) -> str:
+    """The realm a command uses and the rule that chose it (scope.RealmChoice), in words."""
+    from chitta.scope import RealmChoice
+
+    return RealmChoice(realm["name"], realm["rule"], realm.get("where")).describe()

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ class DaemonClient:
     """One connection to the daemon; calls are answered in order. Not thread-safe: one
     client per thread."""
 
-    def __init__(self, path: Path, *, timeout_s: float = 60.0) -> None:
+    def __init__(self, path: Path, *, timeout_s: float | None = 60.0) -> None:
         self.path = Path(path)
         _check_owner(self.path)
         self._ids = itertools.count(1)
@@ -43,17 +44,21 @@ class DaemonClient:
             raise DaemonUnavailable(f"no chitta daemon answers on {self.path}: {exc}") from None
         self._reader = self._sock.makefile("rb")
 
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
-        """The result of ``method``, or a :class:`DaemonError` with the daemon's reason."""
+    def call(
+        self, method: str, progress: Callable[[int, int], None] | None = None, **params: Any
+    ) -> dict[str, Any]:
+        """The result of ``method``, or a :class:`DaemonError` with the daemon's reason.
+
+        With ``progress``, the daemon reports a long request's progress as it goes, and
+        ``progress(done, total)`` is called for each report before the result arrives."""
         request_id = next(self._ids)
+        if progress is not None:
+            params = {**params, "_meta": {"progress": True}}
         try:
             self._sock.sendall(protocol.request_line(method, params, request_id))
-            line = self._reader.readline()
+            reply = self._reply(request_id, progress)
         except OSError as exc:
             raise DaemonUnavailable(f"the daemon on {self.path} went away: {exc}") from None
-        if not line:
-            raise DaemonUnavailable(f"the daemon on {self.path} closed the connection")
-        reply = json.loads(line)
         if reply.get("id") != request_id:
             self.close()  # out of step (an earlier call timed out): this connection is done
             raise DaemonUnavailable(f"the daemon on {self.path} answered another request")
@@ -63,6 +68,21 @@ class DaemonClient:
                 error["code"], error["message"], (error.get("data") or {}).get("code")
             )
         return reply["result"]
+
+    def _reply(
+        self, request_id: int, progress: Callable[[int, int], None] | None
+    ) -> dict[str, Any]:
+        """The response to ``request_id``, passing the progress notifications before it on."""
+        while True:
+            line = self._reader.readline()
+            if not line:
+                raise DaemonUnavailable(f"the daemon on {self.path} closed the connection")
+            reply = json.loads(line)
+            if reply.get("method") != protocol.PROGRESS:
+                return reply
+            report = reply.get("params") or {}
+            if progress is not None and report.get("id") == request_id:
+                progress(int(report.get("done", 0)), int(report.get("total", 0)))
 
     def close(self) -> None:
         self._reader.close()

@@ -30,6 +30,8 @@ TIMEOUT = -32000
 TOO_LARGE = -32001
 CHITTA_ERROR = -32002  # a chitta error: data.code names it (bad_argument, not_found, …)
 SHUTTING_DOWN = -32003
+#: The notification method that carries a long request's progress.
+PROGRESS = "progress"
 
 
 class ProtocolError(Exception):
@@ -99,6 +101,13 @@ def error_line(
     if data:
         error["data"] = data
     return _line({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def progress_line(request_id: int | str | None, done: int, total: int) -> bytes:
+    """A notification of a long request's progress (``done`` of ``total`` units), sent before
+    its response when the request asked with ``"_meta": {"progress": true}``."""
+    params = {"id": request_id, "done": done, "total": total}
+    return _line({"jsonrpc": "2.0", "method": PROGRESS, "params": params})
 
 
 def request_line(method: str, params: dict[str, Any], request_id: int | str) -> bytes:

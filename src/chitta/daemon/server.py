@@ -28,8 +28,9 @@ from typing import Any
 
 from chitta.api import Chitta
 from chitta.daemon import protocol
-from chitta.daemon.methods import METHODS, check_params
+from chitta.daemon.methods import META, METHODS, Operation, check_params
 from chitta.errors import AlreadyRunning, ChittaError, StoreError
+from chitta.ops.spec import Context
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,8 @@ DEADLINE_S = 30.0
 LATENCY_WINDOW = 1000
 #: The longest path a Unix socket address can hold on Linux, in bytes.
 MAX_SOCKET_PATH = 107
+#: Progress notifications of a long request are sent at most this often, in seconds.
+PROGRESS_EVERY_S = 0.2
 
 
 class Stats:
@@ -87,8 +90,10 @@ class Daemon:
         deadline_s: float = DEADLINE_S,
         max_workers: int = MAX_WORKERS,
         max_request: int = protocol.MAX_REQUEST_BYTES,
+        home: Path | None = None,
     ) -> None:
         self.chitta = chitta
+        self.home = Path(home) if home is not None else chitta.home
         self.path = Path(socket_path)
         self.deadline_s = deadline_s
         self.max_request = max_request
@@ -174,6 +179,7 @@ class Daemon:
                 self.path.unlink()
 
     def _serve_connection(self, conn: socket.socket) -> None:
+        out = _Sender(conn)
         with conn, conn.makefile("rb") as reader:
             while True:
                 try:
@@ -183,19 +189,20 @@ class Daemon:
                 if not line:
                     return
                 if len(line) > self.max_request or not line.endswith(b"\n"):
-                    _send(conn, protocol.error_line(
+                    out.send(protocol.error_line(
                         None, protocol.TOO_LARGE,
                         f"request over {self.max_request} bytes or not ended by a newline",
                     ))  # fmt: skip
                     return  # the rest of an oversized line cannot be framed
                 if line.strip() == b"":
                     continue
-                reply = self._answer(line)
-                if reply is not None and not _send(conn, reply):
+                reply = self._answer(line, out)
+                if reply is not None and not out.send(reply):
                     return
 
-    def _answer(self, line: bytes) -> bytes | None:
-        """The response line for one request line (None for a notification)."""
+    def _answer(self, line: bytes, out: _Sender | None = None) -> bytes | None:
+        """The response line for one request line (None for a notification); progress
+        notifications, when the request asks for them, go to ``out`` before it."""
         started = time.perf_counter()
         method, ok = "(invalid)", False
         try:
@@ -213,7 +220,7 @@ class Daemon:
             method = entry.name
             if self._stopping.is_set():
                 raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping")
-            result = self._run(entry, request.params)
+            result = self._run(entry, request.params, _progress(out, request))
             ok = True
             reply = protocol.result_line(request.id, result)
         except protocol.ProtocolError as exc:
@@ -227,18 +234,26 @@ class Daemon:
         self.stats.record(method, _ms(started), ok)
         return None if request.notification else reply
 
-    def _run(self, entry: Any, params: dict[str, Any]) -> dict[str, Any]:
+    def _run(
+        self, entry: Operation, params: dict[str, Any], progress: Any = None
+    ) -> dict[str, Any]:
+        params = {k: v for k, v in params.items() if k != META}
         check_params(entry, params)
+        params = {k: v for k, v in params.items() if v is not None}  # null: not given
+        ctx = Context(home=self.home, progress=progress, in_daemon=True)
         with self._idle:
             self._in_flight += 1
         try:
-            future = self._pool.submit(self._call, entry, params)
+            future = self._pool.submit(self._call, entry, params, ctx)
         except RuntimeError:  # the pool shut down between the stop check and now
             self._done()
             raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping") from None
         future.add_done_callback(lambda _: self._done())
         try:
-            return future.result(timeout=self.deadline_s)
+            # Long work (an import, a re-embedding) is not cut short: its caller waits for
+            # the result, seeing its progress, rather than being told of a failure that is
+            # not one. A caller who gives up closes the connection; the work still finishes.
+            return future.result(timeout=None if entry.long else self.deadline_s)
         except FutureTimeout:
             log.warning("%s ran over its %.1f s deadline; the caller was answered", entry.name,
                         self.deadline_s)  # fmt: skip
@@ -256,13 +271,15 @@ class Daemon:
                 {"started": not future.cancelled()},
             ) from None
 
-    def _call(self, entry: Any, params: dict[str, Any]) -> dict[str, Any]:
-        if entry.name == "memory_status":
-            return {**entry.run(self.chitta, params), "daemon": self.stats.figures()}
+    def _call(self, entry: Operation, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         if entry.writes:
             with self._writer:
-                return entry.run(self.chitta, params)
-        return entry.run(self.chitta, params)
+                result = entry.run(self.chitta, params, ctx)
+        else:
+            result = entry.run(self.chitta, params, ctx)
+        if entry.name == "memory_status":
+            result = {**result, "daemon": self.stats.figures()}
+        return {"ok": True, **result}
 
     def _done(self) -> None:
         with self._idle:
@@ -270,12 +287,41 @@ class Daemon:
             self._idle.notify_all()
 
 
-def _send(conn: socket.socket, data: bytes) -> bool:
-    try:
-        conn.sendall(data)
-        return True
-    except OSError:
-        return False
+class _Sender:
+    """One connection's way out: responses from its reader thread and progress from a worker
+    share it, one whole line at a time."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+
+    def send(self, data: bytes) -> bool:
+        with self._lock:
+            try:
+                self._conn.sendall(data)
+                return True
+            except OSError:
+                return False
+
+
+def _progress(out: _Sender | None, request: protocol.Request) -> Any:
+    """A ``progress(done, total)`` sending notifications for ``request``, when it asked for
+    them (``"_meta": {"progress": true}``) and expects a response; else None."""
+    meta = request.params.get(META)
+    if out is None or request.notification or not isinstance(meta, dict):
+        return None
+    if meta.get("progress") is not True:
+        return None
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < PROGRESS_EVERY_S:
+            return  # at most a few a second, and always the last one
+        last[0] = now
+        out.send(protocol.progress_line(request.id, done, total))
+
+    return report
 
 
 def _ms(started: float) -> float:

@@ -1,18 +1,17 @@
-"""The hooks' settings (CHITTA_HOOK_*) and the realm rule, read once per hook run."""
+"""The hooks' settings (CHITTA_HOOK_*) and their realm, read once per hook run."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from chitta.config import DEFAULT_REALM, PREFIX, _env
+from chitta.config import PREFIX, _env
 from chitta.errors import BadArgument
+from chitta.scope import resolve_realm
 
 #: The whole hook's wall-clock budget when CHITTA_HOOK_BUDGET_MS is not set (seed 000).
 DEFAULT_BUDGET_MS = 6000
-_NOT_IN_REALM = re.compile(r"[^\w.:/@+-]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,12 +19,11 @@ class HookSettings:
     """What a hook run needs beyond the store settings."""
 
     budget_ms: int = DEFAULT_BUDGET_MS  # CHITTA_HOOK_BUDGET_MS
-    realm: str | None = None  # CHITTA_HOOK_REALM: overrides the realm of the working directory
     clip_chars: int = 200  # memory text per context line
 
 
 def load_hook_settings(environ: Mapping[str, str]) -> HookSettings:
-    """Read CHITTA_HOOK_BUDGET_MS and CHITTA_HOOK_REALM from ``environ``."""
+    """Read CHITTA_HOOK_BUDGET_MS from ``environ``."""
     raw = _env(environ, "HOOK_BUDGET_MS")
     budget = DEFAULT_BUDGET_MS
     if raw is not None:
@@ -35,19 +33,10 @@ def load_hook_settings(environ: Mapping[str, str]) -> HookSettings:
             raise BadArgument(f"{PREFIX}HOOK_BUDGET_MS must be an integer, got {raw!r}") from None
         if budget <= 0:
             raise BadArgument(f"{PREFIX}HOOK_BUDGET_MS must be positive, got {budget}")
-    return HookSettings(budget_ms=budget, realm=_env(environ, "HOOK_REALM"))
+    return HookSettings(budget_ms=budget)
 
 
-def realm_for(cwd: Path, override: str | None = None) -> str:
-    """The realm of a working directory: the override, else the name of the git root above
-    ``cwd`` (a ``.git`` folder or file), else the name of ``cwd`` itself; made a valid realm
-    name (characters a realm may not hold become ``-``)."""
-    if override:
-        return override
-    name = cwd.name
-    for folder in (cwd, *cwd.parents):
-        if (folder / ".git").exists():
-            name = folder.name
-            break
-    cleaned = _NOT_IN_REALM.sub("-", name).lstrip(".:/@+-")[:128]
-    return cleaned or DEFAULT_REALM
+def realm_for(cwd: Path, environ: Mapping[str, str]) -> str:
+    """The realm of a hook run in ``cwd``: the realm rule (chitta/scope.py) — CHITTA_REALM
+    (or the older CHITTA_HOOK_REALM), else the git root's name, else ``default``."""
+    return resolve_realm(None, environ, cwd).name

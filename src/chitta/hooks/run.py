@@ -74,7 +74,7 @@ def _prepare(overrides: Mapping[str, Any], started: float) -> HookRun:
     hook = load_hook_settings(os.environ)
     event = read_event(sys.stdin)
     cwd = event.get("cwd")
-    realm = realm_for(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd(), hook.realm)
+    realm = realm_for(Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd(), os.environ)
     session = event.get("session_id")
     return HookRun(event=event, socket=settings.socket_path, realm=realm,
                    session=session if isinstance(session, str) and session else None,

@@ -14,7 +14,7 @@ writes; its ``pairs`` are used as they are.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,7 +78,11 @@ def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQ
     return out
 
 
-def measure(chitta: Chitta, queries: Sequence[GoldenQuery]) -> list[Pair]:
+def measure(
+    chitta: Chitta,
+    queries: Sequence[GoldenQuery],
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Pair]:
     """Recall each query (hybrid, limit 10) and note its maximum relevance and top 3.
 
     The recalls leave no access history behind (``record=False``): a calibration must not
@@ -103,6 +107,8 @@ def measure(chitta: Chitta, queries: Sequence[GoldenQuery]) -> list[Pair]:
             raise BadArgument("the recall gave no maximum relevance to calibrate")
         top3 = {h.memory.id for h in result.hits[:3]}
         pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold))
+        if progress is not None:
+            progress(len(pairs), len(queries))
     return pairs
 
 

@@ -61,9 +61,10 @@ def check_limit(limit: object, most: int) -> int:
 class Relations:
     """A store's triplets and aliases, written and read under the rules of docs/relations.md."""
 
-    def __init__(self, store: Store, clock: Callable[[], int]) -> None:
+    def __init__(self, store: Store, clock: Callable[[], int], realm: str = DEFAULT_REALM) -> None:
         self.store = store
         self.clock = clock
+        self.realm = realm  # the realm of a call that names none
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -80,7 +81,7 @@ class Relations:
     ) -> Added:
         """Store the edge ``subject —predicate→ object``; an equal current edge is returned
         instead of written twice."""
-        realm_name = check_realm(realm)
+        realm_name = check_realm(realm or self.realm)
         subject_text, subject_key = check_entity(subject, "subject")
         predicate_text, predicate_key = check_predicate(predicate)
         object_text, object_key = check_entity(object_, "object")
@@ -137,7 +138,7 @@ class Relations:
         """Make ``alias`` name the same entity as ``canonical``; returns their keys (the
         canonical one resolved, so chains never form). ``created_at`` (default now) is for an
         import, which keeps the time the alias was made."""
-        realm_name = check_realm(realm)
+        realm_name = check_realm(realm or self.realm)
         alias_text, alias_key = check_entity(alias, "alias")
         canonical_text, canonical_key = check_entity(canonical, "canonical")
         with self.store.write_lock():
@@ -157,7 +158,7 @@ class Relations:
     def unalias(self, alias: object, realm: object = None) -> bool:
         """Forget an alias; False when there was none."""
         _, key = check_entity(alias, "alias")
-        return self.store.remove_alias(check_realm(realm), key)
+        return self.store.remove_alias(check_realm(realm or self.realm), key)
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -174,7 +175,7 @@ class Relations:
     ) -> list[Triplet]:
         """Edges matching the names given (aliases resolved), newest first: those current now
         or at ``as_of``, or every one with ``include_invalidated``."""
-        realm_name = check_realm(realm)
+        realm_name = check_realm(realm or self.realm)
         reads = self.store.triplet_reads()
         subjects = self._names(reads, realm_name, subject, "subject")
         objects = self._names(reads, realm_name, object_, "object")
@@ -188,7 +189,7 @@ class Relations:
 
     def aliases(self, realm: object = None) -> list[dict[str, Any]]:
         """The realm's aliases, by alias key, for a reply."""
-        rows = table.aliases(self.store.triplet_reads(), check_realm(realm))
+        rows = table.aliases(self.store.triplet_reads(), check_realm(realm or self.realm))
         return [{"realm": r, "alias": a, "alias_key": k, "canonical_key": c,
                  "created_at": format_time(t)} for r, a, k, c, t in rows]  # fmt: skip
 

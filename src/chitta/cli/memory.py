@@ -1,0 +1,76 @@
+"""The commands on memories (remember, recall, reconstruct, show and the lifecycle), each
+built from its operation's description (cli/ops.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from chitta.cli.ops import op_command
+from chitta.cli.render import print_hits, print_reconstruction
+
+
+def _read_content(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
+    if params.get("content") == "-":
+        params["content"] = sys.stdin.read()
+    return params
+
+
+def _remembered(done: dict[str, Any]) -> None:
+    if done["deduplicated"]:
+        click.echo(
+            f"{done['id']}  (near-duplicate, cosine {done['similarity']}: reinforced the "
+            "existing memory)"
+        )
+    else:
+        click.echo(done["id"])
+    if done["truncated"]:
+        click.echo("note: only the first 256 tokens were embedded", err=True)
+
+
+def _disable_hdc(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
+    # --disable-hdc is the old spelling of --ablate hdc: one switch, one name in the reply.
+    if params.pop("disable_hdc", False):
+        params["ablate"] = [*(params.get("ablate") or []), "hdc"]
+    return params
+
+
+def _hits(data: dict[str, Any]) -> None:
+    print_hits(data)
+    if "trace" in data:
+        click.echo(json.dumps({"trace": data["trace"]}, indent=1))
+
+
+def _reconstruction(data: dict[str, Any]) -> None:
+    print_reconstruction(data)
+    if "trace" in data:
+        click.echo(json.dumps({"trace": data["trace"]}, indent=1))
+
+
+def _memory(data: dict[str, Any]) -> None:
+    for key, value in data["memory"].items():
+        click.echo(f"{key:>14}: {value}")
+
+
+def _each(name: str):
+    def render(data: dict[str, Any]) -> None:
+        click.echo(f"{name}: {', '.join(data[name])}")
+
+    return render
+
+
+def register(group: click.Group) -> None:
+    """Add the memory commands to ``group``."""
+    op_command(group, "remember", _remembered, prepare=_read_content)
+    op_command(group, "recall", _hits, prepare=_disable_hdc)
+    op_command(group, "reconstruct", _reconstruction)
+    op_command(group, "get_memory", _memory, name="show")
+    for name in ("forget", "restore", "purge", "strengthen", "weaken"):
+        command = op_command(group, name, _each(name), many="id")
+        command.help = command.help.replace("a memory", "memories") if command.help else None
+    op_command(group, "supersede",
+               lambda d: click.echo(f"{d['new_id']} supersedes {d['old_id']}"))  # fmt: skip
+    op_command(group, "decay", lambda d: click.echo(f"decayed {d['decayed']} memories"))

@@ -1,0 +1,1 @@
+"""The MCP server (`chitta mcp`): chitta's operations as MCP tools over stdio."""

@@ -1,0 +1,181 @@
+"""Operations on the whole store: status, export and import, backups, re-embedding."""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.errors import BadArgument, ImportFormatError
+from chitta.ops.common import file_path
+from chitta.ops.spec import Context, Operation, Param, Params
+
+
+def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    return {"exists": True, **chitta.status()}
+
+
+def write_private(path: Path, write: Any) -> Any:
+    """Call ``write(fh)`` on a new owner-only file that replaces ``path`` when it is complete
+    (a crash or an error leaves the old file, or none); what ``write`` returned."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            done = write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return done
+
+
+def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.transfer import export_jsonl
+
+    options = {"realm": p.get("realm"), "embeddings": p.get("embeddings", False),
+               "include_deleted": p.get("include_deleted", False)}  # fmt: skip
+    if p.get("path") is not None:
+        path = file_path(ctx, p["path"], "path")
+        if path.is_dir():
+            raise BadArgument(f"{path} is a folder; name a file to export to")
+        try:
+            counts = write_private(path, lambda fh: export_jsonl(chitta, fh, **options))
+        except OSError as exc:
+            raise BadArgument(f"cannot write {path}: {exc.strerror or exc}") from None
+        return {"counts": counts, "path": str(path)}
+    out = io.StringIO()
+    counts = export_jsonl(chitta, out, **options)
+    return {"counts": counts, "jsonl": out.getvalue()}
+
+
+def _import(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.transfer import import_jsonl
+
+    text, where = p.get("jsonl"), p.get("path")
+    if (text is None) == (where is None):
+        raise BadArgument("import_memories needs jsonl (the text) or path (a file), not both")
+    if text is not None:
+        # Lines end at "\n" only: a memory may hold U+2028 and the like, which splitlines() cuts.
+        report = import_jsonl(chitta, text.split("\n"), into=p.get("into"))
+        return report.as_dict()
+    path = file_path(ctx, where, "path")
+    if not path.is_file():
+        raise BadArgument(f"no file at {path}")
+    total, done = path.stat().st_size, 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        ctx.report(done, total)
+
+    try:
+        with path.open(encoding="utf-8", errors="replace", newline="\n") as fh:
+            report = import_jsonl(chitta, fh, into=p.get("into"), progress=advance)
+    except OSError as exc:
+        raise ImportFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
+    ctx.report(total, total)
+    return report.as_dict()
+
+
+def _backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    path = file_path(ctx, p["path"], "path")
+    chitta.backup(path)
+    return {"store": str(chitta.store.path), "path": str(path)}
+
+
+def _restore_backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    path = file_path(ctx, p["path"], "path")
+    saved = chitta.restore_backup(path)
+    return {"path": str(path), "saved": str(saved)}
+
+
+def _reembed(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    count = chitta.reembed(progress=ctx.report)
+    return {"reembedded": count, "model": chitta.embedder.identity().as_dict()}
+
+
+PATH_HELP = "A file path (absolute when sent to the daemon)."
+
+STATUS = Operation(
+    "memory_status",
+    "Show the store, the model, the realm in use and what the store holds.",
+    (),
+    _status,
+    mcp="The store, the model, memories per realm, and the daemon's figures.",
+)
+EXPORT = Operation(
+    "export_memories",
+    "Write memories, episodes, triplets and entity aliases as JSONL.",
+    (
+        Param("realm", "text", "Only this realm (default: every realm).", short="-r"),
+        Param("embeddings", "flag", "Include vectors (base64 float32).", default=False),
+        Param("include_deleted", "flag", "Include forgotten memories.", default=False),
+        Param(
+            "path",
+            "text",
+            "Write to this file (owner-only) instead of returning the text.",
+            flag="--output",
+            short="-o",
+            mcp=False,
+        ),
+    ),  # fmt: skip
+    _export,
+    mcp="Every memory, episode and triplet as JSONL text (the jsonl field), with counts.",
+)
+IMPORT = Operation(
+    "import_memories",
+    "Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped.",
+    (
+        Param("jsonl", "text", "JSONL text, as export_memories gives it.", cli=False),
+        Param("path", "text", "The file to read. " + PATH_HELP, positional=True, mcp=False),
+        Param(
+            "into",
+            "text",
+            "Put everything into this realm, under new ids.",
+            short="-r",
+            aliases=("--realm",),
+        ),
+    ),  # fmt: skip
+    _import,
+    writes=True,
+    long=True,
+    creates=True,
+    effect="write",
+    mcp="Import JSONL; bad lines are reported and skipped, existing ids are kept.",
+)
+BACKUP = Operation(
+    "backup",
+    "Copy the live store to PATH (SQLite online backup).",
+    (
+        Param("path", "text", "Where the copy goes. " + PATH_HELP, required=True, positional=True),
+    ),  # fmt: skip
+    _backup,
+)
+RESTORE_BACKUP = Operation(
+    "restore_backup",
+    "Replace the store's contents with the backup at PATH (the old contents are kept).",
+    (
+        Param(
+            "path", "text", "The backup to restore. " + PATH_HELP, required=True, positional=True
+        ),
+    ),  # fmt: skip
+    _restore_backup,
+    writes=True,
+    long=True,
+)
+REEMBED = Operation(
+    "reembed",
+    "Re-embed every memory with the configured model (after changing models).",
+    (),
+    _reembed,
+    writes=True,
+    long=True,
+)
+
+OPERATIONS = (STATUS, EXPORT, IMPORT, BACKUP, RESTORE_BACKUP, REEMBED)

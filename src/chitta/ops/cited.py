@@ -1,0 +1,68 @@
+"""The ``cited_recall`` operation: one answer with numbered citations, or an abstention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.cited.settings import MAX_LIMIT
+from chitta.ops.common import file_path
+from chitta.ops.spec import Context, Operation, Param, Params
+
+
+def _cited_recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.cited.service import answer
+
+    config = None if p.get("config") is None else file_path(ctx, p["config"], "config")
+    realms = p.get("realms") or ([p["realm"]] if p.get("realm") else None)
+    done = answer(chitta, ctx.home, p["query"], limit=p.get("limit"), config=config,
+                  realms=realms)  # fmt: skip
+    return done.as_dict()
+
+
+CITED_RECALL = Operation(
+    "cited_recall",
+    "Answer QUERY from several memory sources with numbered citations, or abstain and say "
+    "why (still listing what was found).",
+    (
+        Param("query", "text", "The question, in plain words.", required=True, positional=True),
+        Param(
+            "limit",
+            "int",
+            "Passages asked of each source (default: cited.toml's, 5).",
+            minimum=1,
+            maximum=MAX_LIMIT,
+            short="-n",
+        ),
+        Param(
+            "realm",
+            "text",
+            "This store's realm to search (default: the workspace's); the "
+            "sources file can name others.",
+            cli=False,
+            realm=True,
+        ),
+        Param(
+            "realms",
+            "list",
+            "Realms of this store to search (default: the workspace's); "
+            "the sources file can name others.",
+            flag="--realm",
+            short="-r",
+            realm=True,
+        ),
+        Param(
+            "config",
+            "text",
+            "The sources and rules, a cited.toml (default: "
+            "$CHITTA_HOME/cited.toml). An absolute path through the daemon.",
+            mcp=False,
+        ),
+    ),  # fmt: skip
+    _cited_recall,
+    mcp="One answer to a question with numbered citations ([1], [2] in the answer, listed in "
+    "citations), or abstained: true with abstention_reason. The sources come from "
+    "cited.toml in the chitta home; without one, this store's realm alone.",
+)
+
+OPERATIONS = (CITED_RECALL,)

@@ -1,0 +1,251 @@
+"""Operations on memories: remember, recall, reconstruct, show, and the lifecycle changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.ops.common import (
+    AGENT,
+    CHANNEL,
+    LIMIT,
+    MEMORY_ID,
+    REALM,
+    SESSION,
+    STRATEGY,
+    TIME_CUE,
+    TRACE,
+)
+from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
+from chitta.recall.reconstruct import DEFAULT_BUDGET
+from chitta.store.kinds import Kind
+from chitta.store.records import Source
+from chitta.wire import memory_reply, reconstruction_to_dict, remembered_to_dict, result_to_dict
+
+KINDS_HELP = ", ".join(k.value for k in Kind)
+
+
+def _remember(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    source = Source(session=p.get("session"), file=p.get("file"), url=p.get("url"))
+    done = chitta.remember(
+        p["content"], kind=p.get("kind"), realm=p.get("realm"), agent_id=p.get("agent_id"),
+        channel=p.get("channel"), tags=p.get("tags"), source=source,
+        event_time=p.get("event_time"), supersedes=p.get("supersedes"),
+        confidence=p.get("confidence"),
+    )  # fmt: skip
+    return remembered_to_dict(done)
+
+
+def _recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    result = chitta.recall(
+        p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
+        limit=p.get("limit", 10), strategy=p.get("strategy", "hybrid"),
+        ablate=p.get("ablate") or [], include_superseded=p.get("include_superseded", False),
+        fusion=p.get("fusion"), cross_realm=p.get("cross_realm", False),
+        disable_hdc=p.get("disable_hdc", False), session=p.get("session"),
+        rerank=p.get("rerank", True), trace=p.get("trace", False), time_cue=p.get("time_cue"),
+        record=p.get("record", True),
+    )  # fmt: skip
+    return result_to_dict(result)
+
+
+def _reconstruct(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    rec = chitta.reconstruct(
+        p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
+        limit=p.get("limit", 10), budget=p.get("budget", DEFAULT_BUDGET),
+        strategy=p.get("strategy", "hybrid"), session=p.get("session"),
+        trace=p.get("trace", False), time_cue=p.get("time_cue"),
+    )  # fmt: skip
+    return reconstruction_to_dict(rec)
+
+
+def _get(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    return {"memory": memory_reply(chitta.get(p["id"], include_deleted=True))}
+
+
+def _on_id(action: str):
+    def run(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+        getattr(chitta, action)(p["id"])
+        return {"id": p["id"]}
+
+    return run
+
+
+def _supersede(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    chitta.supersede(p["old_id"], p["new_id"])
+    return {"old_id": p["old_id"], "new_id": p["new_id"]}
+
+
+def _decay(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    return {"decayed": chitta.decay()}
+
+
+QUERY = Param("query", "text", "What you want to know, in plain words.", required=True,
+              positional=True)  # fmt: skip
+SCOPE = (REALM, AGENT, CHANNEL)
+
+REMEMBER = Operation(
+    "remember",
+    "Store CONTENT as a memory ('-' reads it from stdin).",
+    (
+        Param(
+            "content",
+            "text",
+            "The memory: one fact, decision, lesson or preference.",
+            required=True,
+            positional=True,
+        ),
+        Param("kind", "text", f"One of: {KINDS_HELP} (default insight).", short="-k"),
+        *SCOPE,
+        Param("tags", "tags", "Tags: a list, or comma-separated (storage,decision).", short="-t"),
+        Param("event_time", "when", "When it happened (ISO 8601), if not now."),
+        Param("supersedes", "text", "Id of the memory this one replaces (same realm)."),
+        Param(
+            "confidence",
+            "number",
+            "Initial confidence in (0, 1); default 0.7.",
+            minimum=0,
+            maximum=1,
+        ),
+        Param("session", "text", "Source: the session it came from."),
+        Param("file", "text", "Source: the file it is about."),
+        Param("url", "text", "Source: the URL it came from."),
+    ),  # fmt: skip
+    _remember,
+    writes=True,
+    creates=True,
+    effect="write",
+    mcp="Store a memory. A near-duplicate reinforces the existing one instead "
+    "(deduplicated: true); supersedes replaces an older memory.",
+)
+
+RECALL = Operation(
+    "recall",
+    "Find the memories that best answer QUERY, with the lanes that found them, and the "
+    "corrections it names.",
+    (
+        QUERY,
+        *SCOPE,
+        LIMIT,
+        STRATEGY,
+        Param(
+            "ablate",
+            "list",
+            f"Lanes or stages to switch off: {', '.join(sorted(KNOWN_LANES | KNOWN_STAGES))}.",
+        ),
+        Param("fusion", "text", "Fusion mode (default: the strategy's).", choices=FUSIONS),
+        Param("cross_realm", "flag", "Also search the other realms (lane xr).", default=False),
+        # The old spelling of ablate=["hdc"], kept so that scripts still run.
+        Param(
+            "disable_hdc",
+            "flag",
+            "Skip the hdc lane (same as --ablate hdc).",
+            default=False,
+            mcp=False,
+            hidden=True,
+        ),
+        Param("include_superseded", "flag", "Also return replaced memories.", default=False),
+        SESSION,
+        Param("rerank", "flag", "Use the cross-encoder stage, if one is set up.", default=True,
+              cli_help="Skip the cross-encoder stage (if one is set up)."),
+        TRACE,
+        TIME_CUE,
+        # false: leave no access history (cited recall's reads of other stores).
+        Param(
+            "record", "flag", "Record the hits' access history.", default=True, cli=False, mcp=False
+        ),
+    ),  # fmt: skip
+    _recall,
+    mcp="Find the memories that best answer a query, ranked, with the lanes that found them. "
+    "confidence.words says whether the store knows this (KNOWN) or probably not (UNKNOWN: "
+    "then only rows sharing a distinctive word with the query are kept).",
+)
+
+RECONSTRUCT = Operation(
+    "reconstruct",
+    "Answer QUERY with items that quote the stored records behind them, within a budget.",
+    (
+        QUERY,
+        *SCOPE,
+        LIMIT,
+        Param(
+            "budget",
+            "int",
+            "Characters of quotes.",
+            default=DEFAULT_BUDGET,
+            minimum=100,
+            maximum=100_000,
+        ),
+        STRATEGY,
+        SESSION,
+        TRACE,
+        TIME_CUE,
+    ),  # fmt: skip
+    _reconstruct,
+    mcp="The answer as items that quote the stored records behind them (kind, ref, time, why "
+    "recalled), within a character budget; omitted lists what did not fit. Under UNKNOWN "
+    "only items sharing a distinctive word with the query are kept.",
+)
+
+SHOW = Operation(
+    "get_memory",
+    "Show one memory with all its fields (forgotten ones too).",
+    (MEMORY_ID,),
+    _get,
+)
+
+FORGET = Operation(
+    "forget",
+    "Forget a memory (soft delete: restore brings it back).",
+    (MEMORY_ID,),
+    _on_id("forget"),
+    writes=True,
+    effect="destructive",
+    mcp="Forget a memory (soft delete; `chitta restore ID` brings it back).",
+)
+RESTORE = Operation(
+    "restore", "Bring back a forgotten memory.", (MEMORY_ID,), _on_id("restore"), writes=True
+)
+PURGE = Operation("purge", "Remove a memory for good.", (MEMORY_ID,), _on_id("purge"), writes=True)
+STRENGTHEN = Operation(
+    "strengthen",
+    "Record evidence for a memory (confidence and strength go up).",
+    (MEMORY_ID,),
+    _on_id("strengthen"),
+    writes=True,
+    effect="write",
+    mcp="Record evidence for a memory: its confidence and strength go up.",
+)
+WEAKEN = Operation(
+    "weaken",
+    "Record evidence against a memory (confidence and strength go down).",
+    (MEMORY_ID,),
+    _on_id("weaken"),
+    writes=True,
+    effect="write",
+    mcp="Record evidence against a memory: its confidence and strength go down.",
+)
+SUPERSEDE = Operation(
+    "supersede",
+    "Record that NEW_ID replaces OLD_ID (recall then shows only the new one).",
+    (
+        Param("old_id", "text", "The memory that is replaced.", required=True, positional=True),
+        Param(
+            "new_id",
+            "text",
+            "The memory that replaces it (same realm).",
+            required=True,
+            positional=True,
+        ),
+    ),  # fmt: skip
+    _supersede,
+    writes=True,
+)
+DECAY = Operation(
+    "decay", "Apply each kind's decay rate for the time since the last decay.", (), _decay,
+    writes=True,
+)  # fmt: skip
+
+OPERATIONS = (REMEMBER, RECALL, RECONSTRUCT, SHOW, FORGET, RESTORE, PURGE, STRENGTHEN, WEAKEN,
+              SUPERSEDE, DECAY)  # fmt: skip

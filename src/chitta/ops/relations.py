@@ -1,0 +1,195 @@
+"""Operations on triplets and entity aliases, and recall_analogy (relations/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chitta.api import Chitta
+from chitta.ops.common import DATE_HELP, REALM
+from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.relations.service import triplet_to_dict
+
+PREDICATE_HELP = (
+    "calls, contains, imports, inherits, corrects, relates_to, or one of your own; case, "
+    "spaces and hyphens do not matter (Lives In = lives_in)."
+)
+ENTITY = "An entity name; case and spacing do not matter."
+
+
+def _add(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    done = chitta.relations.add(
+        p["subject"], p["predicate"], p["object"], weight=p.get("weight", 1.0),
+        valid_from=p.get("valid_from"), source_memory=p.get("source_memory"),
+        realm=p.get("realm"),
+    )  # fmt: skip
+    return {"existing": done.existing, "triplet": triplet_to_dict(done.triplet)}
+
+
+def _invalidate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    done = chitta.relations.invalidate(p["id"], p.get("at"))
+    return {"already": done.already, "triplet": triplet_to_dict(done.triplet)}
+
+
+def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    found = chitta.relations.find(
+        subject=p.get("subject"), predicate=p.get("predicate"), object_=p.get("object"),
+        realm=p.get("realm"), as_of=p.get("as_of"),
+        include_invalidated=p.get("include_invalidated", False), limit=p.get("limit", 100),
+    )  # fmt: skip
+    return {"triplets": [triplet_to_dict(t) for t in found]}
+
+
+def _alias(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    alias_key, canonical_key = chitta.relations.alias(p["alias"], p["canonical"], p.get("realm"))
+    return {"alias_key": alias_key, "canonical_key": canonical_key}
+
+
+def _unalias(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    return {"alias": p["alias"], "removed": chitta.relations.unalias(p["alias"], p.get("realm"))}
+
+
+def _aliases(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    return {"aliases": chitta.relations.aliases(p.get("realm"))}
+
+
+def _analogy(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    found = chitta.recall_analogy(p["a"], p["b"], p["c"], realm=p.get("realm"),
+                                  as_of=p.get("as_of"), limit=p.get("limit", 10))  # fmt: skip
+    return found.as_dict()
+
+
+ADD = Operation(
+    "add_triplet",
+    "Store the edge SUBJECT -[PREDICATE]-> OBJECT and print its id (an equal current edge "
+    "is not stored twice).",
+    (
+        Param("subject", "text", ENTITY, required=True, positional=True),
+        Param("predicate", "text", PREDICATE_HELP, required=True, positional=True),
+        Param("object", "text", ENTITY, required=True, positional=True),
+        Param(
+            "weight", "number", "How strongly the edge holds, in (0, 1].", default=1.0, short="-w"
+        ),
+        Param("valid_from", "when", f"When the edge began to hold (default now); {DATE_HELP}."),
+        Param("source_memory", "text", "Id of the memory that states it (same realm)."),
+        REALM,
+    ),  # fmt: skip
+    _add,
+    writes=True,
+    creates=True,
+    effect="idempotent",
+    mcp="Store a fact as an edge: subject -predicate-> object (e.g. auth.py imports jwt; "
+    "Alice lives_in Paris). An equal edge that already holds is not stored twice "
+    "(existing: true).",
+)
+INVALIDATE = Operation(
+    "invalidate_triplet",
+    "Mark the edge ID as no longer holding; it is kept for as_of questions.",
+    (
+        Param(
+            "id",
+            "text",
+            "A triplet id, as add_triplet or find_triplets returned it.",
+            required=True,
+            positional=True,
+        ),
+        Param("at", "when", f"When the edge stopped holding (default now); {DATE_HELP}."),
+    ),  # fmt: skip
+    _invalidate,
+    writes=True,
+    effect="idempotent",
+    mcp="Mark an edge as no longer holding from `at` (default now). Nothing is deleted: it "
+    "still answers as_of questions about the time before.",
+)
+FIND = Operation(
+    "find_triplets",
+    "List the edges that hold now (or at --as-of), newest first.",
+    (
+        Param(
+            "subject", "text", "Only edges from this entity (or one of its aliases).", short="-s"
+        ),
+        Param("predicate", "text", "Only edges over this predicate.", short="-p"),
+        Param("object", "text", "Only edges to this entity (or its aliases).", short="-o"),
+        REALM,
+        Param("as_of", "when", f"The edges that held at this time (default now); {DATE_HELP}."),
+        Param(
+            "include_invalidated",
+            "flag",
+            "Every edge, invalidated ones too (not with as_of).",
+            default=False,
+            flag="--all",
+        ),
+        Param(
+            "limit",
+            "int",
+            "At most this many edges, newest first.",
+            default=100,
+            minimum=1,
+            maximum=1000,
+            short="-n",
+        ),
+    ),  # fmt: skip
+    _find,
+    mcp="The stored edges matching the names given (aliases resolved), newest first: those "
+    "that hold now, or held at as_of.",
+)
+ALIAS = Operation(
+    "alias_entity",
+    "Make ALIAS name the same entity as CANONICAL (edges under either answer for both).",
+    (
+        Param("alias", "text", "Another name, e.g. NYC.", required=True, positional=True),
+        Param(
+            "canonical",
+            "text",
+            "The entity it names, e.g. New York.",
+            required=True,
+            positional=True,
+        ),
+        REALM,
+    ),  # fmt: skip
+    _alias,
+    writes=True,
+    creates=True,
+    effect="idempotent",
+    mcp="Make alias name the same entity as canonical, so that edges stored under either "
+    "name answer for both.",
+)
+UNALIAS = Operation(
+    "remove_alias",
+    "Forget the alias ALIAS; edges stored under it stay, under its own name.",
+    (Param("alias", "text", "The alias to forget.", required=True, positional=True), REALM),
+    _unalias,
+    writes=True,
+)
+ALIASES = Operation(
+    "list_aliases",
+    "List the realm's aliases: each alias key and the entity key it names.",
+    (REALM,),
+    _aliases,
+)
+ANALOGY = Operation(
+    "recall_analogy",
+    "A is to B as C is to what? Answered from the stored triplets only, or an abstention "
+    "that says which part is missing.",
+    (
+        Param("a", "text", ENTITY, required=True, positional=True),
+        Param("b", "text", ENTITY, required=True, positional=True),
+        Param("c", "text", ENTITY, required=True, positional=True),
+        REALM,
+        Param("as_of", "when", f"Answer over the edges that held then; {DATE_HELP}."),
+        Param(
+            "limit",
+            "int",
+            "At most this many answers.",
+            default=10,
+            minimum=1,
+            maximum=100,
+            short="-n",
+        ),
+    ),  # fmt: skip
+    _analogy,
+    mcp="a is to b as c is to what? Follows the predicates of the stored edges from a to b, "
+    "from c; each answer has its supporting edges. Abstains (abstained: true, reason_code "
+    "unknown_entity, a_b_unrelated or c_no_edge) rather than guess.",
+)
+
+OPERATIONS = (ADD, INVALIDATE, FIND, ALIAS, UNALIAS, ALIASES, ANALOGY)

@@ -1,0 +1,207 @@
+"""How an operation is described: once, with its parameters' types, ranges, defaults and help.
+
+One :class:`Operation` drives the daemon's JSON-RPC method (the name and the checks), the MCP
+tool (its input schema and description) and the CLI command (its arguments and options). The
+checks here run before an operation touches the store, wherever it is called from, so a bad
+call is refused the same way — the same error class, code and exit code — everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chitta.errors import BadArgument
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
+
+Params = Mapping[str, Any]
+
+#: The parameter types and the JSON values each accepts.
+TYPES: Mapping[str, tuple[type, ...]] = {
+    "text": (str,),
+    "int": (int,),
+    "number": (int, float),
+    "flag": (bool,),
+    "list": (list,),
+    "object": (dict,),
+    "tags": (str, list),  # "a,b" or ["a", "b"]
+    "when": (str, int, float),  # ISO 8601 text or epoch milliseconds
+}
+_JSON_SCHEMA: Mapping[str, dict[str, Any]] = {
+    "text": {"type": "string"},
+    "int": {"type": "integer"},
+    "number": {"type": "number"},
+    "flag": {"type": "boolean"},
+    "list": {"type": "array", "items": {"type": "string"}},
+    "object": {"type": "object"},
+    "tags": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+    "when": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+}
+_WORDS = {"text": "text", "int": "a whole number", "number": "a number", "flag": "true or false",
+          "list": "a list of text", "object": "an object", "tags": "text or a list of text",
+          "when": "an ISO 8601 time or epoch milliseconds"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One named parameter of an operation.
+
+    ``default`` is what the implementation uses when the parameter is left out (``None``: the
+    operation's own default, named in ``help``). ``cli``/``mcp`` say where it is offered;
+    ``flag`` and ``short`` name its CLI option when the name alone would not do, and
+    ``positional`` makes it a CLI argument. ``realm`` marks the scope parameter that the
+    realm rule (chitta/scope.py) fills when a caller leaves it out.
+    """
+
+    name: str
+    type: str
+    help: str
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    positional: bool = False
+    flag: str | None = None
+    short: str | None = None
+    aliases: tuple[str, ...] = ()  # other CLI spellings of the option
+    cli: bool = True
+    mcp: bool = True
+    realm: bool = False
+    hidden: bool = False  # on the CLI but left out of its help (an old spelling)
+    cli_help: str | None = None  # the CLI's help when it differs (a --no-<name> switch)
+
+    @property
+    def option(self) -> str:
+        """The CLI option's long name."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def schema(self) -> dict[str, Any]:
+        """This parameter's JSON schema (for MCP's input schema)."""
+        out: dict[str, Any] = dict(_JSON_SCHEMA[self.type])
+        if self.choices:
+            out = {"type": "string", "enum": list(self.choices)}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.default is not None:
+            out["default"] = self.default
+        out["description"] = self.help
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What an operation may need beyond the store: where the home is, and a way to report
+    progress of long work (``progress(done, total)``; ``None`` when nobody listens)."""
+
+    home: Path
+    progress: Callable[[int, int], None] | None = None
+    #: True when the operation runs inside the daemon (paths must then be absolute).
+    in_daemon: bool = False
+
+    def report(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(done, total)
+
+
+Run = Callable[["Chitta", Params, Context], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation: its name (the JSON-RPC method and the MCP tool), its parameters, what it
+    does, and how it behaves (``writes``: one at a time; ``long``: may outlive the request
+    deadline and report progress)."""
+
+    name: str
+    summary: str  # one line: the CLI help's first line, and MCP's when ``mcp`` is empty
+    params: tuple[Param, ...]
+    run: Run
+    writes: bool = False
+    long: bool = False
+    #: The MCP tool's description (short: it is sent with every request); "" = not offered.
+    mcp: str = ""
+    #: MCP's hint: "read", "write", "idempotent" (writes, saying it twice changes nothing)
+    #: or "destructive".
+    effect: str = "read"
+    #: Open the store with create=True when it runs in the CLI's own process.
+    creates: bool = False
+    by_name: Mapping[str, Param] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_name", {p.name: p for p in self.params})
+
+    def call(self, chitta: Chitta, params: Params, ctx: Context | None = None) -> dict[str, Any]:
+        """Check ``params`` and run the operation in this process: its reply, with ``ok``."""
+        check_params(self, params)
+        context = ctx if ctx is not None else Context(home=chitta.home)
+        return {"ok": True, **self.run(chitta, given(params), context)}
+
+    def input_schema(self) -> dict[str, Any]:
+        """The MCP tool's input schema: the parameters offered to MCP."""
+        offered = [p for p in self.params if p.mcp]
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema() for p in offered},
+            "required": [p.name for p in offered if p.required],
+            "additionalProperties": False,
+        }
+
+
+def check_params(op: Operation, params: Params, *, offered: str | None = None) -> None:
+    """Refuse unknown, missing, mistyped or out-of-range parameters, naming the first one.
+
+    ``None`` stands for "not given" for an optional parameter. ``offered`` ("mcp") limits
+    the known parameters to those offered there."""
+    known = {n for n, p in op.by_name.items() if offered is None or getattr(p, offered)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise BadArgument(
+            f"unknown parameter {unknown[0]!r} for {op.name}; it takes: "
+            f"{', '.join(sorted(known)) or 'nothing'}"
+        )
+    for p in op.params:
+        value = params.get(p.name)
+        if value is None:
+            if p.required:
+                raise BadArgument(f"{op.name} needs the parameter {p.name!r}")
+            continue
+        check_value(p, value)
+
+
+def check_value(p: Param, value: Any) -> None:
+    """Refuse a value of the wrong type, outside the choices or outside the range."""
+    allowed = TYPES[p.type]
+    if isinstance(value, bool) and bool not in allowed:
+        raise BadArgument(f"{p.name} must be {_WORDS[p.type]}, got true/false")
+    if not isinstance(value, allowed):
+        raise BadArgument(f"{p.name} must be {_WORDS[p.type]}, got {_json_type(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadArgument(f"{p.name} must be a finite number, got {value}")
+    if p.type == "list" and not all(isinstance(item, str) for item in value):
+        raise BadArgument(f"{p.name} must be a list of text")
+    if p.choices and value not in p.choices:
+        raise BadArgument(f"unknown {p.name} {value!r}; choose one of: {', '.join(p.choices)}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if p.minimum is not None and value < p.minimum:
+            raise BadArgument(f"{p.name} must be at least {p.minimum:g}, got {value}")
+        if p.maximum is not None and value > p.maximum:
+            raise BadArgument(f"{p.name} must be at most {p.maximum:g}, got {value}")
+
+
+def _json_type(value: Any) -> str:
+    names = {str: "text", int: "a number", float: "a number", list: "a list",
+             dict: "an object"}  # fmt: skip
+    return names.get(type(value), type(value).__name__)
+
+
+def given(params: Params) -> dict[str, Any]:
+    """``params`` without the ones left out (``None``)."""
+    return {k: v for k, v in params.items() if v is not None}
