@@ -31,6 +31,16 @@ from chitta.store.sqlite import Store
 MakeMemory = Callable[..., Memory]
 
 
+@pytest.fixture(autouse=True)
+def _outside_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in its own empty folder with no CHITTA_REALM: the realm rule
+    (chitta/scope.py) then says ``default``, as a test expects unless it sets up a git root
+    or the variable itself (the checkout's own git root would name a realm otherwise)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("CHITTA_REALM", "CC_SOUL_REALM", "CHITTA_HOOK_REALM", "CC_SOUL_HOOK_REALM"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="session")
 def embedder() -> CachedEmbedder:
     """The real default model (int8 all-MiniLM-L6-v2), shared by every test."""

@@ -94,11 +94,10 @@ def write(folder: Path, text: str) -> Path:
     return path
 
 
-def test_without_a_file_the_one_source_is_this_stores_default_realm(tmp_path: Path) -> None:
+def test_without_a_file_the_one_source_is_this_store(tmp_path: Path) -> None:
     settings = load_cited_settings(None, tmp_path)
-    assert settings.sources == (
-        SourceConfig("memory", "chitta", 1.0, {"realms": ["default"], "strategy": "hybrid"}),
-    )
+    # No realms named: the caller's realm is read (the realm rule; cited/service.py).
+    assert settings.sources == (SourceConfig("memory", "chitta", 1.0, {"strategy": "hybrid"}),)
     assert (settings.limit, settings.source_timeout_s) == (5, 5.0)
     assert settings.merge == MergeSettings(k=60, min_score=0.3)
     assert settings.abstain == AbstainSettings(min_sources=2, min_chunks=2, min_top_score=0.3)
@@ -133,8 +132,7 @@ def test_the_whole_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert other.priority == 0.95
     assert other.options == {
         "path": str(folder / "stores" / "other.db"),  # relative to the file's folder
-        "realms": ["default"],
-        "strategy": "keyword",
+        "strategy": "keyword",  # no realms named: ["default"] (cited/sources/__init__.py)
     }
     assert notes.priority == DEFAULT_PRIORITY["markdown"]
     assert notes.options == {

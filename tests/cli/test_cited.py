@@ -147,7 +147,7 @@ def answered(result: Result) -> dict[str, Any]:
 def test_json_is_the_default_and_has_the_seeds_shape(setup: Setup) -> None:
     config = setup.config()
     data = answered(cli(setup.home, "cited-recall", "-q", QUESTION, "--config", str(config)))
-    assert set(data) == SEED_KEYS | OUR_KEYS
+    assert set(data) == {"ok"} | SEED_KEYS | OUR_KEYS
     assert data["query"] == QUESTION
     assert data["abstained"] is False and data["abstention_reason"] is None
     assert data["answer_mode"] == "extractive" and data["model"] is None  # no model configured
@@ -167,7 +167,7 @@ def test_json_is_the_default_and_has_the_seeds_shape(setup: Setup) -> None:
     # --json says the same; -l asks each source for fewer passages.
     explicit = answered(cli(setup.home, "cited-recall", "--query", QUESTION, "--json",
                             "--config", str(config), "--limit", "1"))  # fmt: skip
-    assert set(explicit) == SEED_KEYS | OUR_KEYS
+    assert set(explicit) == {"ok"} | SEED_KEYS | OUR_KEYS
     assert all(s["count"] <= 1 for s in explicit["sources"].values())
 
 
@@ -258,7 +258,7 @@ def test_json_to_an_output_file(setup: Setup, tmp_path: Path) -> None:
                  "--config", str(setup.config()))  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"wrote {out} (answered")
-    assert set(json.loads(out.read_text(encoding="utf-8"))) == SEED_KEYS | OUR_KEYS
+    assert set(json.loads(out.read_text(encoding="utf-8"))) == {"ok"} | SEED_KEYS | OUR_KEYS
 
 
 def test_json_and_html_together_are_refused(setup: Setup, tmp_path: Path) -> None:
@@ -431,7 +431,7 @@ def test_the_rpc_method_and_the_cli_go_through_the_daemon(
 
     # The CLI finds the daemon (the store is its: an in-process open would be refused).
     data = answered(cli(setup.home, "cited-recall", "-q", QUESTION, "--config", str(config)))
-    assert data["synthesized_answer"] == MODEL_ANSWER and set(data) == SEED_KEYS | OUR_KEYS
+    assert data["synthesized_answer"] == MODEL_ANSWER and set(data) == {"ok"} | SEED_KEYS | OUR_KEYS
     page = tmp_path / "daemon.html"
     html = cli(setup.home, "cited-recall", "-q", QUESTION, "--html", "-o", str(page),
                "--config", str(config))  # fmt: skip
@@ -472,7 +472,7 @@ def test_the_mcp_tool_answers_from_the_homes_cited_toml(
     tool, data = out["tool"], out["data"]
     assert tool.annotations.read_only_hint is True
     assert "numbered citations" in tool.description and "cited.toml" in tool.description
-    assert set(tool.input_schema["properties"]) == {"query", "limit"}
+    assert set(tool.input_schema["properties"]) == {"query", "limit", "realm"}
     assert out["error"] is False and data["ok"] is True
     assert data["answer_mode"] == "model" and data["synthesized_answer"] == MODEL_ANSWER
     assert all(s["count"] <= 2 for s in data["sources"].values())

@@ -200,7 +200,7 @@ def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
 def test_every_lifecycle_command_works_and_answers_json(run, tmp_path: Path) -> None:
     old = run("remember", WAL, "--realm", "demo").stdout.strip()
     new = run("remember", "We keep SQLite WAL: crash recovery comes free and it is fast",
-              "--realm", "demo", "--kind", "decision").stdout.strip()  # fmt: skip
+              "--realm", "demo", "--kind", "wisdom").stdout.strip()  # fmt: skip
     assert json.loads(run("supersede", old, new, "--json").stdout) == {
         "ok": True, "old_id": old, "new_id": new,
     }  # fmt: skip

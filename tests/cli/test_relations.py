@@ -179,7 +179,7 @@ def test_aliases_join_names(run: Run) -> None:
         (["triplet", "list", "--limit", "0"], 2, "limit"),
         (["triplet", "alias", "parser", "PARSER"], 2, "alias of itself"),
         (["analogy", "a", "", "c"], 2, "b is empty"),
-        (["analogy", "a", "b", "c", "--limit", "101"], 2, "1 to 100"),
+        (["analogy", "a", "b", "c", "--limit", "101"], 2, "at most 100"),
     ],
 )  # fmt: skip
 def test_bad_input_is_refused_naming_it(run: Run, args: list[str], code: int, needle) -> None:

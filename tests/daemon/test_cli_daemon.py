@@ -50,15 +50,15 @@ def test_forget_strengthen_and_weaken_go_through_the_daemon(home: Path, launch) 
     assert {"strengthen", "weaken", "forget"} <= set(status["daemon"]["methods"])
 
 
-def test_a_command_without_a_daemon_method_says_how_to_proceed(home: Path, launch) -> None:
+def test_commands_that_once_refused_go_through_the_daemon(home: Path, launch) -> None:
     launch(home)
     mid = chitta(home, "remember", WAL, "--realm", "demo").stdout.strip()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    env["CHITTA_HOME"] = str(home)
-    shown = subprocess.run([sys.executable, "-m", "chitta", "show", mid], capture_output=True,
-                           text=True, env=env, timeout=120)  # fmt: skip
-    assert shown.returncode == 4
-    assert "the chitta daemon (pid" in shown.stderr and "kill -TERM" in shown.stderr
+    assert json.loads(chitta(home, "show", mid, "--json").stdout)["memory"]["id"] == mid
+    chitta(home, "forget", mid)
+    chitta(home, "restore", mid)  # as forget's help says: restore brings it back
+    assert "decayed" in chitta(home, "decay").stdout
+    methods = json.loads(chitta(home, "status", "--json").stdout)["daemon"]["methods"]
+    assert {"get_memory", "forget", "restore", "decay"} <= set(methods)
 
 
 def test_export_and_import_go_through_the_daemon(home: Path, launch, tmp_path: Path) -> None:

@@ -27,22 +27,27 @@ STOP_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 
 
-def server_params(home: Path) -> StdioServerParameters:
-    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return StdioServerParameters(command=sys.executable, args=["-m", "chitta", "mcp"], env=env)
+def server_params(home: Path, cwd: Path | None = None, **extra: str) -> StdioServerParameters:
+    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **extra}
+    return StdioServerParameters(command=sys.executable, args=["-m", "chitta", "mcp"], env=env,
+                                 cwd=cwd)  # fmt: skip
 
 
 Session = Callable[[str, dict[str, Any] | None], Awaitable[tuple[dict[str, Any], bool]]]
 
 
-async def in_session(home: Path, body: Callable[[ClientSession, Session], Awaitable[None]]):
+async def in_session(
+    home: Path,
+    body: Callable[[ClientSession, Session], Awaitable[None]],
+    params: StdioServerParameters | None = None,
+):
     """Run ``body`` with an initialised session and a ``call(tool, args)`` helper that gives
     the tool's JSON and whether the result was flagged as an error."""
     async with (
-        stdio_client(server_params(home)) as (read, write),
+        stdio_client(params or server_params(home)) as (read, write),
         ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
     ):
-        await session.initialize()
+        session.chitta_init = await session.initialize()
 
         async def call(tool: str, args: dict[str, Any] | None = None):
             result = await session.call_tool(tool, args or {})
@@ -224,3 +229,34 @@ def test_two_servers_racing_share_one_daemon(home: Path, daemons: list[int]) -> 
     anyio.run(both)
     daemons.extend(set(pids))
     assert len(pids) == 2 and pids[0] == pids[1]
+
+
+def test_a_call_that_names_no_realm_uses_the_workspace_realm(
+    home: Path, daemons: list[int], tmp_path: Path
+) -> None:
+    project = tmp_path / "billing"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    seen: dict[str, Any] = {}
+
+    async def body(session: ClientSession, call: Session) -> None:
+        seen["instructions"] = session.chitta_init.instructions
+        done, _ = await call("remember", {"content": "Invoices are numbered per year"})
+        status, _ = await call("memory_status", None)
+        daemons.append(status["daemon"]["pid"])
+        seen["per_realm"] = status["per_realm"]
+        found, _ = await call("recall", {"query": "invoice numbers"})
+        seen["scope"] = found["scope"]["realm"]
+        seen["hit"] = [h["id"] for h in found["hits"]] == [done["id"]]
+
+    anyio.run(in_session, home, body, server_params(home, cwd=project / "src"))
+    assert seen["per_realm"] == {"billing": 1} and seen["scope"] == "billing" and seen["hit"]
+    assert "realm billing (the name of the git root" in seen["instructions"]
+
+    async def named(session: ClientSession, call: Session) -> None:
+        seen["instructions"] = session.chitta_init.instructions
+        found, _ = await call("recall", {"query": "invoice numbers"})
+        seen["scope"] = found["scope"]["realm"]
+
+    anyio.run(in_session, home, named, server_params(home, cwd=project, CHITTA_REALM="ops"))
+    assert seen["scope"] == "ops" and "realm ops (from CHITTA_REALM)" in seen["instructions"]

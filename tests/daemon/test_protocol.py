@@ -38,9 +38,9 @@ def test_parameter_checks_name_the_parameter() -> None:
     recall = METHODS["recall"]
     with pytest.raises(BadArgument, match="needs the parameter 'query'"):
         check_params(recall, {})
-    with pytest.raises(BadArgument, match="limit must be a number, got a boolean"):
+    with pytest.raises(BadArgument, match="limit must be a whole number, got true/false"):
         check_params(recall, {"query": "q", "limit": True})
-    with pytest.raises(BadArgument, match="cross_realm must be true or false, got str"):
+    with pytest.raises(BadArgument, match="cross_realm must be true or false, got text"):
         check_params(recall, {"query": "q", "cross_realm": "yes"})
     with pytest.raises(BadArgument, match="unknown parameter 'qeury'"):
         check_params(recall, {"qeury": "q"})

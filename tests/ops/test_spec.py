@@ -28,8 +28,8 @@ def test_parameter_checks_name_the_parameter() -> None:
     with pytest.raises(BadArgument, match="ablate must be a list of text"):
         check_params(recall, {"query": "q", "ablate": [1]})
     with pytest.raises(BadArgument, match="must be a finite number"):
-        check_params(OPERATIONS["add_triplet"],
-                     {"subject": "a", "predicate": "p", "object": "b", "weight": float("nan")})  # fmt: skip
+        edge = {"subject": "a", "predicate": "p", "object": "b", "weight": float("nan")}
+        check_params(OPERATIONS["add_triplet"], edge)
     check_params(recall, {"query": "q", "limit": 5, "realm": None})
 
 
@@ -92,8 +92,8 @@ def test_limits_use_minus_n_everywhere() -> None:
 
 
 def test_a_new_operation_needs_only_its_description() -> None:
-    op = Operation("echo_text", "Echo.", (Param("text", "text", "The text to echo back.",
-                                                  required=True),), lambda c, p, x: dict(p))  # fmt: skip
+    text = Param("text", "text", "The text to echo back.", required=True)
+    op = Operation("echo_text", "Echo.", (text,), lambda c, p, x: dict(p))
     with pytest.raises(BadArgument, match="needs the parameter 'text'"):
         check_params(op, {})
     assert op.input_schema()["required"] == ["text"]

@@ -277,7 +277,7 @@ def test_the_daemon_recall_method_takes_rerank(chitta: Chitta) -> None:
     method = METHODS["recall"]
     with pytest.raises(BadArgument, match="rerank must be true or false"):
         check_params(method, {"query": QUERY, "rerank": "no"})
-    off = method.run(chitta, {"query": QUERY, "realm": REALM, "limit": 2, "rerank": False})
+    off = method.call(chitta, {"query": QUERY, "realm": REALM, "limit": 2, "rerank": False})
     assert "rerank" not in off and scorer.seen == []
-    on = method.run(chitta, {"query": QUERY, "realm": REALM, "limit": 2})
+    on = method.call(chitta, {"query": QUERY, "realm": REALM, "limit": 2})
     assert on["ok"] and on["rerank"]["applied"] is True and scorer.seen == [len(MEMORIES)]

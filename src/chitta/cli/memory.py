@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from chitta.cli.common import settings_of
 from chitta.cli.ops import op_command
-from chitta.cli.render import print_hits, print_reconstruction
 
 
 def _read_content(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -31,20 +31,29 @@ def _remembered(done: dict[str, Any]) -> None:
         click.echo("note: only the first 256 tokens were embedded", err=True)
 
 
-def _disable_hdc(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
-    # --disable-hdc is the old spelling of --ablate hdc: one switch, one name in the reply.
+def _ablate(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
+    """The lanes to switch off: --ablate, its old spelling --disable-hdc, and this command's
+    CHITTA_ABLATE_LANES — sent along, so that the daemon switches off the same lanes as a
+    recall in this process would."""
+    off = list(params.get("ablate") or [])
     if params.pop("disable_hdc", False):
-        params["ablate"] = [*(params.get("ablate") or []), "hdc"]
+        off.append("hdc")
+    off += settings_of(ctx).recall.ablate_lanes
+    params["ablate"] = list(dict.fromkeys(off)) or None
     return params
 
 
 def _hits(data: dict[str, Any]) -> None:
+    from chitta.cli.render import print_hits  # rich: not on the hooks' path
+
     print_hits(data)
     if "trace" in data:
         click.echo(json.dumps({"trace": data["trace"]}, indent=1))
 
 
 def _reconstruction(data: dict[str, Any]) -> None:
+    from chitta.cli.render import print_reconstruction
+
     print_reconstruction(data)
     if "trace" in data:
         click.echo(json.dumps({"trace": data["trace"]}, indent=1))
@@ -65,7 +74,7 @@ def _each(name: str):
 def register(group: click.Group) -> None:
     """Add the memory commands to ``group``."""
     op_command(group, "remember", _remembered, prepare=_read_content)
-    op_command(group, "recall", _hits, prepare=_disable_hdc)
+    op_command(group, "recall", _hits, prepare=_ablate)
     op_command(group, "reconstruct", _reconstruction)
     op_command(group, "get_memory", _memory, name="show")
     for name in ("forget", "restore", "purge", "strengthen", "weaken"):

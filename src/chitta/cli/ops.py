@@ -164,7 +164,7 @@ def op_command(
             if finish is not None:
                 finish(data)
 
-    doc = op.summary
+    doc = f"{op.summary}\n\n{op.detail}" if op.detail else op.summary
     command = click.command(name=name or op.name.replace("_", "-"), help=doc)(callback)
     decorators = [_option(p) for p in op.params if p.cli and p.name != many]
     if many is not None:

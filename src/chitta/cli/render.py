@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from chitta.transfer import ImportReport
+if TYPE_CHECKING:
+    from chitta.transfer import ImportReport
 
 #: Files at least this large get a progress bar on import.
 PROGRESS_MIN_BYTES = 1 << 20

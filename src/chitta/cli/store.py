@@ -14,7 +14,6 @@ import click
 from chitta import __version__
 from chitta.cli.common import daemon_client, errors, settings_of
 from chitta.cli.ops import op_command, run_op
-from chitta.cli.render import print_import_report, print_status
 from chitta.errors import ChittaError, ModelMismatch
 from chitta.ops import OPERATIONS
 
@@ -57,6 +56,7 @@ def _import_source(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]
 
 
 def _import_report(data: dict[str, Any]) -> None:
+    from chitta.cli.render import print_import_report
     from chitta.transfer import ImportReport
 
     got = data["imported"]
@@ -150,6 +150,8 @@ def register(group: click.Group) -> None:
             if as_json:
                 emit(info)
             else:
+                from chitta.cli.render import print_status
+
                 print_status(info)
 
     @group.command()
@@ -172,6 +174,8 @@ def register(group: click.Group) -> None:
             if as_json:
                 emit(info)
                 return
+            from chitta.cli.render import print_status
+
             print_status(info)
             click.echo(
                 "\nready. try:\n"

@@ -6,12 +6,14 @@ import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta.api import Chitta
 from chitta.errors import BadArgument, ImportFormatError
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
 
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:

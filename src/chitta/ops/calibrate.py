@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta.api import Chitta
 from chitta.errors import BadArgument
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
 
 #: Above this many pairs the leave-one-out error (one refit per pair) is not computed.
 LOO_MAX_PAIRS = 2000

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta.api import Chitta
 from chitta.cited.settings import MAX_LIMIT
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
 
 
 def _cited_recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta.api import Chitta
 from chitta.ops.common import (
     AGENT,
     CHANNEL,
@@ -20,13 +19,17 @@ from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
 from chitta.recall.reconstruct import DEFAULT_BUDGET
 from chitta.store.kinds import Kind
-from chitta.store.records import Source
-from chitta.wire import memory_reply, reconstruction_to_dict, remembered_to_dict, result_to_dict
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
 
 KINDS_HELP = ", ".join(k.value for k in Kind)
 
 
 def _remember(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.store.records import Source
+    from chitta.wire import remembered_to_dict
+
     source = Source(session=p.get("session"), file=p.get("file"), url=p.get("url"))
     done = chitta.remember(
         p["content"], kind=p.get("kind"), realm=p.get("realm"), agent_id=p.get("agent_id"),
@@ -38,6 +41,8 @@ def _remember(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.wire import result_to_dict
+
     result = chitta.recall(
         p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
         limit=p.get("limit", 10), strategy=p.get("strategy", "hybrid"),
@@ -51,6 +56,8 @@ def _recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _reconstruct(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.wire import reconstruction_to_dict
+
     rec = chitta.reconstruct(
         p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
         limit=p.get("limit", 10), budget=p.get("budget", DEFAULT_BUDGET),
@@ -61,6 +68,8 @@ def _reconstruct(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _get(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.wire import memory_reply
+
     return {"memory": memory_reply(chitta.get(p["id"], include_deleted=True))}
 
 
@@ -147,8 +156,13 @@ RECALL = Operation(
         ),
         Param("include_superseded", "flag", "Also return replaced memories.", default=False),
         SESSION,
-        Param("rerank", "flag", "Use the cross-encoder stage, if one is set up.", default=True,
-              cli_help="Skip the cross-encoder stage (if one is set up)."),
+        Param(
+            "rerank",
+            "flag",
+            "Use the cross-encoder stage, if one is set up.",
+            default=True,
+            cli_help="Skip the cross-encoder stage (if one is set up).",
+        ),
         TRACE,
         TIME_CUE,
         # false: leave no access history (cited recall's reads of other stores).

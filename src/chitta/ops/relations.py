@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chitta.api import Chitta
 from chitta.ops.common import DATE_HELP, REALM
 from chitta.ops.spec import Context, Operation, Param, Params
-from chitta.relations.service import triplet_to_dict
+
+if TYPE_CHECKING:
+    from chitta.api import Chitta
 
 PREDICATE_HELP = (
     "calls, contains, imports, inherits, corrects, relates_to, or one of your own; case, "
@@ -17,6 +18,8 @@ ENTITY = "An entity name; case and spacing do not matter."
 
 
 def _add(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.relations.service import triplet_to_dict
+
     done = chitta.relations.add(
         p["subject"], p["predicate"], p["object"], weight=p.get("weight", 1.0),
         valid_from=p.get("valid_from"), source_memory=p.get("source_memory"),
@@ -26,11 +29,15 @@ def _add(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _invalidate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.relations.service import triplet_to_dict
+
     done = chitta.relations.invalidate(p["id"], p.get("at"))
     return {"already": done.already, "triplet": triplet_to_dict(done.triplet)}
 
 
 def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.relations.service import triplet_to_dict
+
     found = chitta.relations.find(
         subject=p.get("subject"), predicate=p.get("predicate"), object_=p.get("object"),
         realm=p.get("realm"), as_of=p.get("as_of"),
@@ -97,8 +104,8 @@ INVALIDATE = Operation(
     _invalidate,
     writes=True,
     effect="idempotent",
-    mcp="Mark an edge as no longer holding from `at` (default now). Nothing is deleted: it "
-    "still answers as_of questions about the time before.",
+    mcp="Mark an edge as no longer holding from `at` (default now). Nothing is deleted: the "
+    "edge is kept for history and answers as_of questions about the time before.",
 )
 FIND = Operation(
     "find_triplets",
@@ -187,9 +194,13 @@ ANALOGY = Operation(
         ),
     ),  # fmt: skip
     _analogy,
+    detail="The predicates of the edges from A to B are followed from C; each answer shows "
+    "the A->B and C->D edges behind it. When A and B are not related, or C has no edge over "
+    "those predicates, the command abstains and says which (exit code 0: that is an answer "
+    "too).",
     mcp="a is to b as c is to what? Follows the predicates of the stored edges from a to b, "
-    "from c; each answer has its supporting edges. Abstains (abstained: true, reason_code "
-    "unknown_entity, a_b_unrelated or c_no_edge) rather than guess.",
+    "from c; each answer has its supporting edges. Without the relation stored it abstains "
+    "(abstained: true, reason_code unknown_entity, a_b_unrelated or c_no_edge).",
 )
 
 OPERATIONS = (ADD, INVALIDATE, FIND, ALIAS, UNALIAS, ALIASES, ANALOGY)

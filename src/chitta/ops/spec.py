@@ -133,6 +133,8 @@ class Operation:
     effect: str = "read"
     #: Open the store with create=True when it runs in the CLI's own process.
     creates: bool = False
+    #: More for the CLI's help, after the summary (a paragraph).
+    detail: str = ""
     by_name: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
