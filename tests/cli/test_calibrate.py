@@ -31,12 +31,15 @@ OFF_TOPIC = [
 ]
 
 
-@pytest.fixture
-def home(tmp_path: Path, embedder) -> tuple[Path, dict[str, str]]:
-    """A home whose default store holds the topics' memories; their ids by query."""
+@pytest.fixture(params=["in-process", "daemon"])
+def home(request, tmp_path: Path, embedder, launch) -> tuple[Path, dict[str, str]]:
+    """A home whose default store holds the topics' memories; their ids by query. Each test
+    runs twice: the command opening the store itself, and through a daemon serving it."""
     settings = Settings(home=tmp_path / "home")
     with Chitta.open(settings, embedder=embedder) as chitta:
         ids = {q: chitta.remember(text, realm="infra").id for q, text in TOPICS.items()}
+    if request.param == "daemon":
+        launch(settings.home)
     return settings.home, ids
 
 

@@ -1,5 +1,6 @@
 """`chitta triplet …` and `chitta analogy` in process (click's runner), on a real store in a
-temporary home, with no daemon: each command opens the store itself."""
+temporary home: with no daemon (each command opens the store itself) and through a real
+daemon, with the same assertions."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from chitta.cli import main
 Run = Callable[..., Result]
 
 
-@pytest.fixture
-def run(tmp_path: Path) -> Run:
-    """``run(*args, code=0)``: the command's result, its exit code checked."""
+@pytest.fixture(params=["in-process", "daemon"])
+def run(request, tmp_path: Path, launch) -> Run:
+    """``run(*args, code=0)``: the command's result, its exit code checked; with no daemon
+    (each command opens the store) and through a real daemon serving the home's store."""
+    if request.param == "daemon":
+        launch(tmp_path / "home")
     env = {k: None for k in os.environ if k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(tmp_path / "home")
     runner = CliRunner(env=env)

@@ -97,3 +97,14 @@ def test_a_new_operation_needs_only_its_description() -> None:
     with pytest.raises(BadArgument, match="needs the parameter 'text'"):
         check_params(op, {})
     assert op.input_schema()["required"] == ["text"]
+
+
+def test_the_reference_page_is_made_from_the_descriptions() -> None:
+    from pathlib import Path
+
+    from chitta.cli.reference import page
+
+    committed = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
+    assert committed.read_text(encoding="utf-8") == page(), (
+        "docs/operations.md is stale: python -m chitta.cli.reference > docs/operations.md"
+    )

@@ -20,6 +20,9 @@ from chitta.cli.common import daemon_client, emit, errors, open_store, settings_
 from chitta.errors import BadArgument
 from chitta.ops import OPERATIONS, Context, Operation, Param, check_params, given
 
+#: Each operation's CLI command, as ``op_command`` registered it (for the reference page).
+COMMANDS: dict[str, str] = {}
+
 Render = Callable[[dict[str, Any]], None]
 Prepare = Callable[[click.Context, dict[str, Any]], dict[str, Any]]
 JSON_HELP = "Print JSON for machines."
@@ -175,6 +178,8 @@ def op_command(
                      click.option("--json", "as_json", is_flag=True, help=JSON_HELP)]:  # fmt: skip
         command = decorate(command)
     group.add_command(command)
+    prefix = "" if group.name in (None, "main") else f"{group.name} "
+    COMMANDS[op.name] = f"{prefix}{command.name}"
     return command
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chitta.ops.common import (
@@ -106,7 +107,9 @@ REMEMBER = Operation(
             positional=True,
         ),
         Param("kind", "text", f"One of: {KINDS_HELP} (default insight).", short="-k"),
-        *SCOPE,
+        REALM,
+        replace(AGENT, help="The agent the memory belongs to (an isolation axis)."),
+        replace(CHANNEL, help="The channel the memory belongs to (an isolation axis)."),
         Param("tags", "tags", "Tags: a list, or comma-separated (storage,decision).", short="-t"),
         Param("event_time", "when", "When it happened (ISO 8601), if not now."),
         Param("supersedes", "text", "Id of the memory this one replaces (same realm)."),

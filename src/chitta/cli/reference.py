@@ -1,0 +1,77 @@
+"""docs/operations.md, made from the operations' descriptions: every JSON-RPC method, MCP
+tool and CLI command with its parameters. ``python -m chitta.cli.reference`` prints it; a
+test checks that the committed page is the printed one."""
+
+from __future__ import annotations
+
+from chitta.cli.main import main
+from chitta.cli.ops import COMMANDS
+from chitta.ops import OPERATIONS as OPS
+from chitta.ops.spec import Operation, Param
+
+HEAD = """# Operations
+
+Every operation chitta offers, made from the one description each has (`src/chitta/ops/`):
+the daemon's JSON-RPC method of that name ([daemon](daemon.md)), the MCP tool where one is
+offered ([MCP](mcp.md)), and the CLI command. Parameters are named as in JSON-RPC and MCP;
+the CLI spells them as options (`agent_id` is `--agent`), except the positional ones. A
+parameter left out takes its default; the realm, left out, is the realm rule's
+([configuration](configuration.md#the-realm-rule)). This page is generated: `python -m
+chitta.cli.reference > docs/operations.md`.
+"""
+
+
+def _range(p: Param) -> str:
+    if p.choices:
+        return " \\| ".join(f"`{c}`" for c in p.choices)
+    if p.minimum is not None and p.maximum is not None:
+        return f"{p.minimum:g} to {p.maximum:g}"
+    return ""
+
+
+def _where(p: Param) -> str:
+    if p.positional:
+        return "argument"
+    flags = ", ".join(f"`{f}`" for f in (p.option, *p.aliases, *([p.short] if p.short else [])))
+    if p.type == "flag" and p.default is True:
+        flags = f"`--no-{p.option[2:]}`"
+    places = [] if p.cli and not p.hidden else ["not on the CLI"]
+    if not p.mcp:
+        places.append("not in MCP")
+    return "; ".join([flags if p.cli and not p.hidden else "", *places]).strip("; ")
+
+
+def operation(op: Operation) -> str:
+    """One operation's section."""
+    how = ["writes (one at a time)" if op.writes else "reads"]
+    if op.long:
+        how.append("long: no request deadline, reports progress")
+    lines = [
+        f"## `{op.name}`",
+        "",
+        op.summary,
+        "",
+        f"- CLI: `chitta {COMMANDS.get(op.name, '—')}`; MCP: "
+        + (f"tool `{op.name}`" if op.mcp else "not a tool")
+        + f"; {', '.join(how)}.",
+    ]
+    if op.params:
+        lines += ["", "| parameter | type | default | range | CLI | what |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for p in op.params:
+            default = "required" if p.required else ("" if p.default is None else f"`{p.default}`")
+            help_text = p.help.replace("|", "\\|")
+            lines.append(f"| `{p.name}` | {p.type} | {default} | {_range(p)} | {_where(p)} | "
+                         f"{help_text} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def page() -> str:
+    """The whole page."""
+    if not main.commands:  # the CLI is built when cli.main is imported: COMMANDS is filled
+        raise RuntimeError("the CLI has no commands")
+    return HEAD + "\n" + "\n\n".join(operation(op) for op in OPS.values()) + "\n"
+
+
+if __name__ == "__main__":
+    print(page(), end="")
