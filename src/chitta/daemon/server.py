@@ -220,7 +220,10 @@ class Daemon:
             reply = protocol.error_line(request.id, exc.code, str(exc), exc.data)
         except ChittaError as exc:
             code = protocol.INVALID_PARAMS if exc.exit_code == 2 else protocol.CHITTA_ERROR
-            reply = protocol.error_line(request.id, code, str(exc), {"code": exc.code})
+            # The exit code travels too: a client that has no class for this code (one
+            # from a module it never imported) still exits as the daemon would have.
+            data = {"code": exc.code, "exit_code": exc.exit_code}
+            reply = protocol.error_line(request.id, code, str(exc), data)
         except Exception:  # a bug: logged with its traceback, answered without details
             log.exception("request %s failed", method)
             reply = protocol.error_line(request.id, protocol.INTERNAL_ERROR, "internal error")
