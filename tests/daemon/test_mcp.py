@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -27,19 +28,22 @@ STOP_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 
 
-def server_params(home: Path) -> StdioServerParameters:
-    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+def server_params(home: Path, **settings: str) -> StdioServerParameters:
+    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **settings}
     return StdioServerParameters(command=sys.executable, args=["-m", "chitta", "mcp"], env=env)
 
 
 Session = Callable[[str, dict[str, Any] | None], Awaitable[tuple[dict[str, Any], bool]]]
 
 
-async def in_session(home: Path, body: Callable[[ClientSession, Session], Awaitable[None]]):
+async def in_session(
+    home: Path, body: Callable[[ClientSession, Session], Awaitable[None]], **settings: str
+):
     """Run ``body`` with an initialised session and a ``call(tool, args)`` helper that gives
-    the tool's JSON and whether the result was flagged as an error."""
+    the tool's JSON and whether the result was flagged as an error (``settings``: more
+    CHITTA_* variables for the server)."""
     async with (
-        stdio_client(server_params(home)) as (read, write),
+        stdio_client(server_params(home, **settings)) as (read, write),
         ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
     ):
         await session.initialize()
@@ -224,3 +228,26 @@ def test_two_servers_racing_share_one_daemon(home: Path, daemons: list[int]) -> 
     anyio.run(both)
     daemons.extend(set(pids))
     assert len(pids) == 2 and pids[0] == pids[1]
+
+
+def test_after_an_idle_exit_the_next_call_starts_a_new_daemon(home: Path, daemons) -> None:
+    sock = home / "chitta.sock"
+
+    async def body(session: ClientSession, call: Session) -> None:
+        first, failed = await call("memory_status", None)
+        assert not failed and first["daemon"]["idle_exit_s"] == 2
+        daemons.append(first["daemon"]["pid"])
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while sock.exists() and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        assert not sock.exists(), "the daemon did not stop by itself"
+        done, failed = await call("remember", {"content": "remembered after the daemon left",
+                                               "realm": "demo"})  # fmt: skip
+        assert done["ok"] and not failed, done
+        second, _ = await call("memory_status", None)
+        daemons.append(second["daemon"]["pid"])
+        assert second["daemon"]["pid"] != first["daemon"]["pid"]
+        assert second["per_realm"] == {"demo": 1}
+
+    anyio.run(functools.partial(in_session, home, body, CHITTA_DAEMON_IDLE_S="2"))
+    assert "stopped after 2 s without a request" in (home / "chitta-serve.log").read_text()
