@@ -21,9 +21,21 @@ def wait_for_exit(proc, timeout: float = 30.0) -> tuple[int, str]:
     return code, proc.stderr.read().decode()
 
 
+def status(home: Path, *args: str) -> str:
+    """`chitta status ARGS` in ``home`` (through its daemon when one runs): its stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-m", "chitta", "status", *args],
+                          capture_output=True, text=True, env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_an_idle_daemon_stops_by_itself_and_removes_its_socket(home: Path, launch) -> None:
     proc = launch(home, "--idle-exit", "2")
     sock = home / "chitta.sock"
+    assert json.loads(status(home, "--json"))["daemon"]["idle_exit_s"] == 2
+    assert "stops after 2 s without a request" in status(home)
     with DaemonClient(sock) as client:
         assert client.call("memory_status")["daemon"]["idle_exit_s"] == 2
     last = time.monotonic()
@@ -67,8 +79,8 @@ def test_a_long_request_is_not_cut(home: Path, launch) -> None:
 
 def test_plain_serve_has_no_idle_exit(home: Path, launch) -> None:
     proc = launch(home)
-    with DaemonClient(home / "chitta.sock") as client:
-        assert client.call("memory_status")["daemon"]["idle_exit_s"] is None
+    assert json.loads(status(home, "--json"))["daemon"]["idle_exit_s"] is None
+    assert "stops after" not in status(home)
     time.sleep(1.5)
     assert proc.poll() is None
 
