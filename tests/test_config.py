@@ -111,3 +111,12 @@ def test_rerank_settings_are_read_with_the_legacy_alias() -> None:
 def test_bad_rerank_numbers_are_bad_config(env: dict[str, str], needle: str) -> None:
     with pytest.raises(BadConfig, match=needle):
         load_settings(env)
+
+
+def test_the_on_demand_daemon_idle_exit_is_read_and_checked() -> None:
+    assert load_settings({}).daemon_idle_s == 1800  # 30 minutes unless told
+    assert load_settings({"CHITTA_DAEMON_IDLE_S": "0"}).daemon_idle_s == 0  # never
+    assert load_settings({"CC_SOUL_DAEMON_IDLE_S": "90"}).daemon_idle_s == 90
+    for raw in ("-1", "soon", "1.5", "30m"):
+        with pytest.raises(BadConfig, match="CHITTA_DAEMON_IDLE_S"):
+            load_settings({"CHITTA_DAEMON_IDLE_S": raw})

@@ -33,6 +33,8 @@ MAX_EMBED_TOKENS = 256
 #: Entries of the query/text embedding cache.
 EMBED_CACHE_SIZE = 10_000
 DEFAULT_STORE = "default"
+#: Seconds without a request after which a daemon started on demand stops (30 minutes).
+DAEMON_IDLE_S = 1800
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -117,6 +119,9 @@ class Settings:
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
     #: The realm of a call that names none, and the rule that chose it (chitta/scope.py).
     realm: RealmChoice = field(default_factory=RealmChoice)
+    #: CHITTA_DAEMON_IDLE_S: a daemon started on demand (daemon/launch.py) stops after this
+    #: many seconds without a request; 0 never. `chitta serve` run by hand has no idle exit.
+    daemon_idle_s: int = DAEMON_IDLE_S
 
     @property
     def store_path(self) -> Path:
@@ -179,6 +184,20 @@ def _bounded_int(
     lo, hi = bounds
     if not lo <= value <= hi:
         raise BadConfig(f"{PREFIX}{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _non_negative_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of at least 0, or :class:`BadConfig` naming the variable."""
+    raw = _env(environ, name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadConfig(f"{PREFIX}{name} must be a whole number of seconds, got {raw!r}") from None
+    if value < 0:
+        raise BadConfig(f"{PREFIX}{name} must be 0 (never) or more, got {value}")
     return value
 
 
@@ -249,6 +268,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
         realm=resolve_realm(None, env, cwd if cwd is not None else _cwd()),
+        daemon_idle_s=_non_negative_int(env, "DAEMON_IDLE_S", DAEMON_IDLE_S),
     )
 
 

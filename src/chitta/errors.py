@@ -106,10 +106,24 @@ class AlreadyRunning(StoreError):
 
 
 class DaemonUnavailable(ChittaError):
-    """No daemon answers on the socket, or it went away mid-request."""
+    """No daemon answers on the socket, it went away mid-request, or it is stopping."""
 
     code = "daemon_unavailable"
     exit_code = 4
+
+
+class DaemonTimeout(ChittaError):
+    """The daemon did not answer within its deadline; the message says whether the work
+    still runs (and so whether a write will land)."""
+
+    code = "daemon_timeout"
+    exit_code = 4
+
+
+class RequestTooLarge(InputError):
+    """A request to the daemon is longer than one request line may be."""
+
+    code = "request_too_large"
 
 
 class StoreLocked(StoreError):
@@ -195,3 +209,29 @@ class RerankOutputError(RerankError):
     """The cross-encoder's output is not one finite logit per query/document pair."""
 
     code = "rerank_output"
+
+
+# --- errors by code --------------------------------------------------------------------------
+
+
+def error_classes() -> dict[str, type[ChittaError]]:
+    """Every :class:`ChittaError` subclass loaded so far, by its ``code``.
+
+    Built from the class hierarchy, so a subclass defined in another module counts once that
+    module is imported. A class counts under the code it sets itself; one that sets
+    ``_by_code = False`` (the daemon client's stand-in for causes it has no class for) does
+    not. Codes are unique (a test checks it); were two the same, the first met would win.
+    """
+    found: dict[str, type[ChittaError]] = {}
+    pending: list[type[ChittaError]] = [ChittaError]
+    while pending:
+        cls = pending.pop(0)
+        if "code" in cls.__dict__ and cls.__dict__.get("_by_code", True):
+            found.setdefault(cls.code, cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def error_class(code: str) -> type[ChittaError] | None:
+    """The ChittaError subclass whose ``code`` is ``code``, or None when none is loaded."""
+    return error_classes().get(code)

@@ -86,3 +86,37 @@ def test_a_memory_with_a_line_separator_survives_export_and_import(home, launch,
     again = json.loads(chitta(home, "recall", "two parts of one memory", "--realm", "copy",
                               "--json").stdout)  # fmt: skip
     assert again["hits"][0]["content"] == text and mid
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """The CLI in ``home``, whatever its exit code."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(home)
+    return subprocess.run([sys.executable, "-m", "chitta", *args], capture_output=True,
+                          text=True, env=env, timeout=120)  # fmt: skip
+
+
+REFUSALS = [
+    (("forget", "01NOSUCHMEMORY"), "memory_not_found", 3),
+    (("strengthen", "01NOSUCHMEMORY"), "memory_not_found", 3),
+    (("remember", "a memory of a kind that does not exist", "--kind", "bogus"), "unknown_kind", 2),
+    (("remember", "short"), "content_too_short", 2),
+    (("remember", "a memory filed under a realm with a bad name", "--realm", "bad realm!"),
+     "bad_scope", 2),
+]  # fmt: skip
+
+
+def test_a_refusal_is_the_same_with_and_without_the_daemon(tmp_path: Path, launch) -> None:
+    alone, served = tmp_path / "alone", tmp_path / "served"
+    chitta(alone, "remember", WAL)  # a store to refuse from (none at all is another error)
+    launch(served)
+    for args, code, exit_code in REFUSALS:
+        here, there = run(alone, *args), run(served, *args)
+        assert (here.returncode, here.stderr) == (there.returncode, there.stderr), args
+        assert here.returncode == exit_code, (args, here.stderr)
+        assert here.stderr.startswith("error: ") and here.stdout == there.stdout == ""
+        json_here = json.loads(run(alone, *args, "--json").stdout)
+        json_there = json.loads(run(served, *args, "--json").stdout)
+        assert json_here == json_there, args
+        assert json_here["ok"] is False and json_here["error"] == code
+    assert "methods" in json.loads(chitta(served, "status", "--json").stdout)["daemon"]

@@ -50,3 +50,29 @@ def test_a_daemon_that_cannot_start_is_reported(home: Path, tmp_path: Path) -> N
     proc, offset = spawn_daemon(settings)
     with pytest.raises(DaemonUnavailable, match="exited with code 4: .*longer than"):
         wait_for_daemon(settings, proc, offset)
+
+
+def test_a_daemon_started_on_demand_has_the_idle_exit_of_the_settings(home: Path) -> None:
+    settings = load_settings({"CHITTA_HOME": str(home), "CHITTA_DAEMON_IDLE_S": "2"})
+    assert settings.daemon_idle_s == 2
+    proc, offset = spawn_daemon(settings)
+    assert proc.args[-3:] == ["serve", "--idle-exit", "2"]
+    wait_for_daemon(settings, proc, offset)
+    with DaemonClient(settings.socket_path) as client:
+        assert client.call("memory_status")["daemon"]["idle_exit_s"] == 2
+    assert proc.wait(timeout=30) == 0  # it went away by itself
+    assert not settings.socket_path.exists()
+    assert "stopped after 2 s without a request" in log_path(settings).read_text()
+
+
+def test_the_default_idle_exit_is_half_an_hour(home: Path) -> None:
+    settings = settings_for(home)
+    proc, offset = spawn_daemon(settings)
+    try:
+        assert proc.args[-3:] == ["serve", "--idle-exit", "1800"]
+        wait_for_daemon(settings, proc, offset)
+        with DaemonClient(settings.socket_path) as client:
+            assert client.call("memory_status")["daemon"]["idle_exit_s"] == 1800
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)

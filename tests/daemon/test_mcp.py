@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -27,8 +28,8 @@ STOP_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 120.0
 
 
-def server_params(home: Path, cwd: Path | None = None, **extra: str) -> StdioServerParameters:
-    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **extra}
+def server_params(home: Path, cwd: Path | None = None, **settings: str) -> StdioServerParameters:
+    env = {"CHITTA_HOME": str(home), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), **settings}
     return StdioServerParameters(command=sys.executable, args=["-m", "chitta", "mcp"], env=env,
                                  cwd=cwd)  # fmt: skip
 
@@ -40,11 +41,13 @@ async def in_session(
     home: Path,
     body: Callable[[ClientSession, Session], Awaitable[None]],
     params: StdioServerParameters | None = None,
+    **settings: str,
 ):
     """Run ``body`` with an initialised session and a ``call(tool, args)`` helper that gives
-    the tool's JSON and whether the result was flagged as an error."""
+    the tool's JSON and whether the result was flagged as an error (``settings``: more
+    CHITTA_* variables for the server)."""
     async with (
-        stdio_client(params or server_params(home)) as (read, write),
+        stdio_client(params or server_params(home, **settings)) as (read, write),
         ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
     ):
         session.chitta_init = await session.initialize()
@@ -260,3 +263,26 @@ def test_a_call_that_names_no_realm_uses_the_workspace_realm(
 
     anyio.run(in_session, home, named, server_params(home, cwd=project, CHITTA_REALM="ops"))
     assert seen["scope"] == "ops" and "realm ops (from CHITTA_REALM)" in seen["instructions"]
+
+
+def test_after_an_idle_exit_the_next_call_starts_a_new_daemon(home: Path, daemons) -> None:
+    sock = home / "chitta.sock"
+
+    async def body(session: ClientSession, call: Session) -> None:
+        first, failed = await call("memory_status", None)
+        assert not failed and first["daemon"]["idle_exit_s"] == 2
+        daemons.append(first["daemon"]["pid"])
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while sock.exists() and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        assert not sock.exists(), "the daemon did not stop by itself"
+        done, failed = await call("remember", {"content": "remembered after the daemon left",
+                                               "realm": "demo"})  # fmt: skip
+        assert done["ok"] and not failed, done
+        second, _ = await call("memory_status", None)
+        daemons.append(second["daemon"]["pid"])
+        assert second["daemon"]["pid"] != first["daemon"]["pid"]
+        assert second["per_realm"] == {"demo": 1}
+
+    anyio.run(functools.partial(in_session, home, body, CHITTA_DAEMON_IDLE_S="2"))
+    assert "stopped after 2 s without a request" in (home / "chitta-serve.log").read_text()

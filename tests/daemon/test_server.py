@@ -17,6 +17,7 @@ import pytest
 
 from chitta.daemon import protocol
 from chitta.daemon.client import DaemonClient, DaemonError
+from chitta.errors import DaemonTimeout
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 
@@ -189,6 +190,7 @@ def test_a_request_over_the_deadline_is_answered_with_a_timeout(home: Path, laun
         with pytest.raises(DaemonError) as caught:
             c.call("remember", content="a memory that takes longer than a millisecond to embed")
         assert caught.value.rpc_code == protocol.TIMEOUT
+        assert isinstance(caught.value, DaemonTimeout) and caught.value.exit_code == 4
     with DaemonClient(home / "chitta.sock") as c:  # still answering: a result or a timeout
         try:
             assert c.call("memory_status")["ok"]

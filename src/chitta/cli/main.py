@@ -57,9 +57,12 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
 @main.command()
 @click.option("--deadline", type=float, default=30.0, show_default=True,
               help="Seconds a request may run before its caller gets a timeout error.")  # fmt: skip
+@click.option("--idle-exit", "idle_exit", type=click.IntRange(min=0), default=0,
+              metavar="SECONDS", show_default=True,
+              help="Stop after SECONDS without a request (0: never).")  # fmt: skip
 @click.pass_context
-def serve(ctx: click.Context, deadline: float) -> None:
-    """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C.
+def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
+    """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C (or --idle-exit).
 
     The socket is $CHITTA_HOME/chitta.sock unless CHITTA_SOCKET_PATH names another; the
     protocol is in docs/daemon.md.
@@ -87,7 +90,8 @@ def serve(ctx: click.Context, deadline: float) -> None:
             where = settings.store_path
             raise AlreadyRunning(f"chitta is already running{pid} on {where}") from None
         try:
-            daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline)
+            daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline,
+                            idle_exit_s=idle_exit)  # fmt: skip
         except BaseException:
             chitta.close()
             raise
@@ -96,7 +100,8 @@ def serve(ctx: click.Context, deadline: float) -> None:
         click.echo(f"chitta serve: listening on {settings.socket_path} (pid {os.getpid()})",
                    err=True)  # fmt: skip
         daemon.serve_forever()
-        click.echo("chitta serve: stopped", err=True)
+        why = f" {daemon.stopped_because}" if daemon.stopped_because else ""
+        click.echo(f"chitta serve: stopped{why}", err=True)
 
 
 @main.command()

@@ -165,8 +165,10 @@ def print_status(info: dict[str, Any]) -> None:
             table.add_row(realm, str(count))
         console.print(table)
     if daemon := info.get("daemon"):
+        idle = daemon.get("idle_exit_s")
+        stops = f", stops after {idle} s without a request" if idle else ""
         console.print(f"daemon: pid {daemon['pid']}, up {daemon['uptime_s']:.0f} s, "
-                      f"{daemon['requests']} requests")  # fmt: skip
+                      f"{daemon['requests']} requests{stops}")  # fmt: skip
         table = Table("method", "requests", "errors", "p50 ms", "p95 ms")
         for method, f in daemon["methods"].items():
             table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -11,20 +12,64 @@ from pathlib import Path
 from typing import Any
 
 from chitta.daemon import protocol
-from chitta.errors import ChittaError, DaemonUnavailable
+from chitta.errors import ChittaError, DaemonUnavailable, error_class
 
 
 class DaemonError(ChittaError):
-    """The daemon answered with an error; ``rpc_code`` is the JSON-RPC code, ``code`` chitta's."""
+    """An error the daemon answered with; ``rpc_code`` is its JSON-RPC code.
 
-    def __init__(self, rpc_code: int, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.rpc_code = rpc_code
-        self.code = code or "daemon_error"
-        # Bad input keeps its meaning (exit 2) across the socket.
-        self.exit_code = (
-            2 if rpc_code in (protocol.INVALID_PARAMS, protocol.METHOD_NOT_FOUND) else 4
-        )
+    What a client raises is an instance of the very class the daemon raised (looked up by its
+    ``code``, errors.error_class) that is also a DaemonError, so ``except MemoryNotFound`` and
+    ``except DaemonError`` both catch it, and its ``code`` and ``exit_code`` are those of the
+    same refusal in process. A code this process has no class for gives a plain DaemonError
+    with that code.
+    """
+
+    code = "daemon_error"
+    exit_code = 4
+    rpc_code: int = protocol.INTERNAL_ERROR
+    _by_code = False  # a stand-in, never the class of a code
+
+
+#: The exit code of a cause this process has no class for, when the daemon does not say.
+UNKNOWN_EXIT_CODE = 4
+
+
+@functools.cache
+def _remote(cls: type[ChittaError]) -> type[DaemonError]:
+    """``cls`` as raised through the daemon: a subclass of both ``cls`` and DaemonError."""
+    if issubclass(cls, DaemonError):
+        return cls
+    names = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "_by_code": False}
+    if cls is ChittaError:  # DaemonError is already one: no order of the two bases exists
+        return type(cls.__name__, (DaemonError,),
+                    {**names, "code": cls.code, "exit_code": cls.exit_code})  # fmt: skip
+    return type(cls.__name__, (cls, DaemonError), names)
+
+
+def error_from_reply(error: dict[str, Any]) -> DaemonError:
+    """The exception for a JSON-RPC error object from the daemon (see DaemonError)."""
+    rpc_code, message = error.get("code"), str(error.get("message", ""))
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    code = data.get("code") or protocol.CHITTA_CODES.get(rpc_code) or DaemonError.code
+    cls = error_class(code)
+    exc: DaemonError | None = None
+    if cls is not None:
+        try:
+            exc = _remote(cls)(message)
+        except TypeError:  # a constructor that wants more than a message (MissingExtra)
+            exc = None
+        if exc is not None and str(exc) != message:
+            exc = None  # one that builds its own message from other arguments
+    if exc is None:
+        exc = DaemonError(message)
+        exc.code = code
+        said = data.get("exit_code")
+        known = cls.exit_code if cls is not None else None
+        usable = isinstance(said, int) and not isinstance(said, bool) and 0 < said < 126
+        exc.exit_code = known or (said if usable else UNKNOWN_EXIT_CODE)
+    exc.rpc_code = rpc_code if isinstance(rpc_code, int) else protocol.INTERNAL_ERROR
+    return exc
 
 
 class DaemonClient:
@@ -47,7 +92,8 @@ class DaemonClient:
     def call(
         self, method: str, progress: Callable[[int, int], None] | None = None, **params: Any
     ) -> dict[str, Any]:
-        """The result of ``method``, or a :class:`DaemonError` with the daemon's reason.
+        """The result of ``method``, or the daemon's error as a :class:`DaemonError` (of the
+        class the daemon raised).
 
         With ``progress``, the daemon reports a long request's progress as it goes, and
         ``progress(done, total)`` is called for each report before the result arrives."""
@@ -63,10 +109,7 @@ class DaemonClient:
             self.close()  # out of step (an earlier call timed out): this connection is done
             raise DaemonUnavailable(f"the daemon on {self.path} answered another request")
         if "error" in reply:
-            error = reply["error"]
-            raise DaemonError(
-                error["code"], error["message"], (error.get("data") or {}).get("code")
-            )
+            raise error_from_reply(reply["error"])
         return reply["result"]
 
     def _reply(

@@ -2,9 +2,10 @@
 
 The daemon is a detached process (its own session, stdin closed, output appended to
 ``$CHITTA_HOME/chitta-serve.log``, mode 0600), so it outlives the client that started it and
-never writes on that client's stdout. Two clients racing to start it are safe: the store lock
-lets one daemon win, the other ``chitta serve`` exits with "already running", and both clients
-then wait for the winner's socket.
+never writes on that client's stdout. It stops by itself after ``CHITTA_DAEMON_IDLE_S``
+seconds without a request (Settings.daemon_idle_s; 0 keeps it). Two clients racing to start
+it are safe: the store lock lets one daemon win, the other ``chitta serve`` exits with
+"already running", and both clients then wait for the winner's socket.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def spawn_daemon(settings: Settings) -> tuple[subprocess.Popen, int]:
 
 def _command(settings: Settings) -> list[str]:
     # The home and store may come from options rather than the environment: pass them on.
-    return [sys.executable, "-m", "chitta", "--home", str(settings.home),
-            "--store", settings.store, "serve"]  # fmt: skip
+    # Nobody asked for this daemon by hand, so it goes away once unused (0: it stays).
+    return [sys.executable, "-m", "chitta", "--home", str(settings.home), "--store",
+            settings.store, "serve", "--idle-exit", str(settings.daemon_idle_s)]  # fmt: skip
 
 
 def _environment(settings: Settings) -> dict[str, str]:

@@ -33,6 +33,19 @@ SHUTTING_DOWN = -32003
 #: The notification method that carries a long request's progress.
 PROGRESS = "progress"
 
+#: The chitta error code (errors.py) of each protocol-level error, so a client raises the
+#: same cause whichever layer refused: a malformed request or unknown method is bad input.
+CHITTA_CODES = {
+    PARSE_ERROR: "bad_argument",
+    INVALID_REQUEST: "bad_argument",
+    METHOD_NOT_FOUND: "bad_argument",
+    INVALID_PARAMS: "bad_argument",
+    INTERNAL_ERROR: "internal_error",
+    TIMEOUT: "daemon_timeout",
+    TOO_LARGE: "request_too_large",
+    SHUTTING_DOWN: "daemon_unavailable",
+}
+
 
 class ProtocolError(Exception):
     """A request that cannot be served, with its JSON-RPC error code."""
@@ -97,6 +110,10 @@ def result_line(request_id: int | str | None, result: Any) -> bytes:
 def error_line(
     request_id: int | str | None, code: int, message: str, data: dict[str, Any] | None = None
 ) -> bytes:
+    """An error response; ``data.code`` always names the chitta cause (CHITTA_CODES for a
+    protocol-level error unless ``data`` names another)."""
+    if code in CHITTA_CODES:
+        data = {"code": CHITTA_CODES[code], **(data or {})}
     error: dict[str, Any] = {"code": code, "message": message}
     if data:
         error["data"] = data

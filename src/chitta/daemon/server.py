@@ -7,8 +7,9 @@ run side by side; methods that write go through one writer lock, one at a time. 
 that outlives its deadline is answered with a timeout error while it finishes in the
 background (a watchdog in all but name: the caller is never left hanging).
 
-Shutdown (SIGTERM, SIGINT, or :meth:`Daemon.stop`): the listening socket closes, requests in
-flight finish, the store flushes and closes, and the socket file is removed.
+Shutdown (SIGTERM, SIGINT, :meth:`Daemon.stop`, or ``idle_exit_s`` without a request): the
+listening socket closes, requests in flight finish, the store flushes and closes, and the
+socket file is removed.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ class Daemon:
         max_workers: int = MAX_WORKERS,
         max_request: int = protocol.MAX_REQUEST_BYTES,
         home: Path | None = None,
+        idle_exit_s: float | None = None,
     ) -> None:
         self.chitta = chitta
         self.home = Path(home) if home is not None else chitta.home
@@ -103,6 +105,11 @@ class Daemon:
         self._stopping = threading.Event()
         self._in_flight = 0
         self._idle = threading.Condition()
+        #: Stop after this many seconds with no request in flight and none started (None: never).
+        self.idle_exit_s = idle_exit_s or None
+        self._last_request = time.monotonic()  # guarded by _idle
+        #: Why serve_forever returned, for the exit line: None after stop() (a signal).
+        self.stopped_because: str | None = None
         self._listener = self._bind()
 
     # --- the socket -----------------------------------------------------------------------
@@ -152,11 +159,14 @@ class Daemon:
                 try:
                     conn, _ = self._listener.accept()
                 except TimeoutError:
+                    if self._idle_expired():
+                        break
                     continue
                 except OSError:
                     if self._stopping.is_set():
                         break
                     raise
+                self._touch()  # a client that just connected is about to ask something
                 threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
                                  name="chitta-conn").start()  # fmt: skip
         finally:
@@ -165,6 +175,23 @@ class Daemon:
     def stop(self) -> None:
         """Ask the server to stop (safe from a signal handler or another thread)."""
         self._stopping.set()
+
+    def _idle_expired(self) -> bool:
+        """Whether the idle exit is due; if so, records why for the exit line."""
+        if self.idle_exit_s is None:
+            return False
+        with self._idle:
+            quiet = time.monotonic() - self._last_request
+            if self._in_flight or quiet < self.idle_exit_s:
+                return False
+            self._stopping.set()  # from here on, a late request is told the daemon stops
+        self.stopped_because = f"after {quiet:.0f} s without a request"
+        log.info("stopping %s", self.stopped_because)
+        return True
+
+    def _touch(self) -> None:
+        with self._idle:
+            self._last_request = time.monotonic()
 
     def _shutdown(self) -> None:
         self._listener.close()
@@ -203,6 +230,7 @@ class Daemon:
     def _answer(self, line: bytes, out: _Sender | None = None) -> bytes | None:
         """The response line for one request line (None for a notification); progress
         notifications, when the request asks for them, go to ``out`` before it."""
+        self._touch()
         started = time.perf_counter()
         method, ok = "(invalid)", False
         try:
@@ -227,7 +255,10 @@ class Daemon:
             reply = protocol.error_line(request.id, exc.code, str(exc), exc.data)
         except ChittaError as exc:
             code = protocol.INVALID_PARAMS if exc.exit_code == 2 else protocol.CHITTA_ERROR
-            reply = protocol.error_line(request.id, code, str(exc), {"code": exc.code})
+            # The exit code travels too: a client that has no class for this code (one
+            # from a module it never imported) still exits as the daemon would have.
+            data = {"code": exc.code, "exit_code": exc.exit_code}
+            reply = protocol.error_line(request.id, code, str(exc), data)
         except Exception:  # a bug: logged with its traceback, answered without details
             log.exception("request %s failed", method)
             reply = protocol.error_line(request.id, protocol.INTERNAL_ERROR, "internal error")
@@ -278,12 +309,13 @@ class Daemon:
         else:
             result = entry.run(self.chitta, params, ctx)
         if entry.name == "memory_status":
-            result = {**result, "daemon": self.stats.figures()}
+            result = {**result, "daemon": {**self.stats.figures(), "idle_exit_s": self.idle_exit_s}}
         return {"ok": True, **result}
 
     def _done(self) -> None:
         with self._idle:
             self._in_flight -= 1
+            self._last_request = time.monotonic()  # quiet is counted from the last answer
             self._idle.notify_all()
 
 
