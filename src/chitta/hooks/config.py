@@ -38,16 +38,20 @@ def load_hook_settings(environ: Mapping[str, str]) -> HookSettings:
     return HookSettings(budget_ms=budget, realm=_env(environ, "HOOK_REALM"))
 
 
+def git_root(cwd: Path) -> Path | None:
+    """The nearest folder at or above ``cwd`` holding ``.git`` (a folder or a file), if any."""
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def realm_for(cwd: Path, override: str | None = None) -> str:
     """The realm of a working directory: the override, else the name of the git root above
     ``cwd`` (a ``.git`` folder or file), else the name of ``cwd`` itself; made a valid realm
     name (characters a realm may not hold become ``-``)."""
     if override:
         return override
-    name = cwd.name
-    for folder in (cwd, *cwd.parents):
-        if (folder / ".git").exists():
-            name = folder.name
-            break
+    name = (git_root(cwd) or cwd).name
     cleaned = _NOT_IN_REALM.sub("-", name).lstrip(".:/@+-")[:128]
     return cleaned or DEFAULT_REALM
