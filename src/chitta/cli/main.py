@@ -36,7 +36,7 @@ from chitta.cli.model import model
 from chitta.cli.relations import analogy, triplet
 from chitta.config import load_settings
 from chitta.errors import BadArgument, ChittaError, StoreLocked
-from chitta.hooks.cli import hook, hooks
+from chitta.hooks.cli import hook, hooks, setup, setup_line
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES, PRESETS
 
 
@@ -491,7 +491,9 @@ def init(ctx: click.Context) -> None:
             "\nready. try:\n"
             '  chitta remember "We chose SQLite WAL because crash recovery comes free" '
             "--kind wisdom --realm demo\n"
-            '  chitta recall "why not our own write-ahead log?" --realm demo'
+            '  chitta recall "why not our own write-ahead log?" --realm demo\n'
+            "\nto give Claude Code this memory (its hooks and the MCP server), run:\n"
+            f"  {setup_line(ctx)}"
         )
 
 
@@ -535,3 +537,4 @@ main.add_command(triplet)
 main.add_command(analogy)
 main.add_command(hook)
 main.add_command(hooks)
+main.add_command(setup)
