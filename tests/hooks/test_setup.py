@@ -200,7 +200,7 @@ def test_a_folder_that_cannot_be_written_exits_4(run, tmp_path: Path) -> None:
         target = locked / "sub" / "settings.json"
     done = run("setup", "claude", "--settings", str(target),
                "--mcp-config", str(tmp_path / "mcp.json"))  # fmt: skip
-    assert done.returncode == 4 and "cannot write" in done.stderr
+    assert done.returncode == 4 and "cannot read or write" in done.stderr
 
 
 def test_the_merge_functions_are_pure_and_round_trip() -> None:

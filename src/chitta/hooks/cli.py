@@ -4,6 +4,7 @@ nothing heavy)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -58,14 +59,15 @@ def _global_args(ctx: click.Context) -> list[str]:
     return global_args(params.get("home"), params.get("store_name"))
 
 
-def _fail(exc: Exception, path: Path | None = None) -> None:
-    """Exit with chitta's code for ``exc`` (2 for a bad file, 4 for one that cannot be
-    written)."""
+def _fail(exc: Exception, path: Path | None = None) -> NoReturn:
+    """Exit with chitta's code for ``exc`` (2 for a bad file, 4 for one that cannot be read
+    or written)."""
     if isinstance(exc, ChittaError):
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(exc.exit_code) from None
-    where = f"{exc.filename}" if getattr(exc, "filename", None) else f"{path}"
-    click.echo(f"error: cannot write {where}: {exc.strerror or exc}", err=True)
+    where = getattr(exc, "filename", None) or path
+    reason = getattr(exc, "strerror", None) or exc
+    click.echo(f"error: cannot read or write {where}: {reason}", err=True)
     raise SystemExit(4) from None
 
 

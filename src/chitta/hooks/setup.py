@@ -126,6 +126,9 @@ def plan(where: Targets, argv: Sequence[str], *, uninstall: bool = False) -> lis
 
 def apply(changes: Sequence[FileChange]) -> list[Path | None]:
     """Write each changed file (backed up, atomically); the backups made, one per change."""
+    for change in changes:  # a folder that cannot be made fails before any file is written
+        if change.content is not None:
+            change.path.parent.mkdir(parents=True, exist_ok=True)
     return [
         write_object(change.path, change.content) if change.content is not None else None
         for change in changes
