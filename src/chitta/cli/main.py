@@ -28,7 +28,7 @@ from chitta.cli.common import settings_of as _settings
 from chitta.cli.model import model
 from chitta.config import load_settings
 from chitta.errors import BadArgument
-from chitta.hooks.cli import hook, hooks
+from chitta.hooks.cli import hook, hooks, setup
 from chitta.scope import RealmChoice
 
 
@@ -125,3 +125,4 @@ main.add_command(model)
 main.add_command(bench)
 main.add_command(hook)
 main.add_command(hooks)
+main.add_command(setup)

