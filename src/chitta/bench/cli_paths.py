@@ -201,11 +201,11 @@ def markdown(record: dict[str, Any]) -> str:
         "|---|---|---|---|---|",
     ]
     for name, f in record["commands"].items():
-        shape = "python -m chitta --version (reference)" if name == "baseline" else (
-            "chitta " + " ".join(SHAPES[name]))  # fmt: skip
+        shape = "`python -m chitta --version` (reference)" if name == "baseline" else (
+            f"`chitta {' '.join(SHAPES[name])}`")  # fmt: skip
         a, b = f["in_process"], f["daemon"]
         own = record["daemon_methods"].get(METHODS.get(name, ""), {}).get("p50_ms")
-        lines.append(f"| `{shape}` | {a['median_ms']:,.0f} / {a['min_ms']:,.0f} | "
+        lines.append(f"| {shape} | {a['median_ms']:,.0f} / {a['min_ms']:,.0f} | "
                      f"{b['median_ms']:,.0f} / {b['min_ms']:,.0f} | {f['ratio']}× | "
                      f"{'–' if own is None else f'{own:.1f}'} |")  # fmt: skip
     return "\n".join(lines) + "\n"
