@@ -21,6 +21,7 @@ from chitta.cli.bench import bench
 from chitta.cli.bench_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
 from chitta.cli.bench_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
 from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registers `bench cited`
+from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `bench cli`
 from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.cli.common import errors as _errors
