@@ -286,3 +286,35 @@ def test_after_an_idle_exit_the_next_call_starts_a_new_daemon(home: Path, daemon
 
     anyio.run(functools.partial(in_session, home, body, CHITTA_DAEMON_IDLE_S="2"))
     assert "stopped after 2 s without a request" in (home / "chitta-serve.log").read_text()
+
+
+def test_the_clients_workspace_root_decides_the_realm(
+    home: Path, daemons: list[int], tmp_path: Path
+) -> None:
+    from mcp.types import ListRootsResult, Root
+
+    workspace = tmp_path / "ledger app"
+    (workspace / ".git").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    seen: dict[str, Any] = {}
+
+    async def roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=workspace.as_uri(), name="ledger")])
+
+    async def run() -> None:
+        async with (
+            stdio_client(server_params(home, cwd=elsewhere)) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S,
+                          list_roots_callback=roots) as session,
+        ):  # fmt: skip
+            await session.initialize()
+            result = await session.call_tool("remember", {"content": "Ledgers close monthly"})
+            seen["remembered"] = json.loads(result.content[0].text)
+            status = json.loads((await session.call_tool("memory_status", {})).content[0].text)
+            daemons.append(status["daemon"]["pid"])
+            seen["per_realm"] = status["per_realm"]
+
+    anyio.run(run)
+    assert seen["remembered"]["ok"], seen
+    assert seen["per_realm"] == {"ledger-app": 1}  # the root's git name, not the server's cwd

@@ -227,3 +227,26 @@ def test_hooks_of_other_tools_are_not_taken_for_chittas() -> None:
     assert not is_chitta_hook("my-tool hook prompt", "prompt")
     assert not is_chitta_hook("/bin/chitta hook stop --x", "stop")
     assert not is_chitta_hook("chitta 'unbalanced", "stop")
+
+
+def test_json_says_what_changed_and_errors_are_json(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["HOME"] = str(tmp_path)
+
+    def setup(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "chitta", "setup", "claude", "--json",
+                               *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=60)  # fmt: skip
+
+    first = json.loads(setup().stdout)
+    assert first["ok"] and [f["written"] for f in first["files"]] == [True, True]
+    again = json.loads(setup().stdout)
+    assert [f["changed"] for f in again["files"]] == [False, False]
+    (tmp_path / ".claude.json").write_text("{not json")
+    bad = setup()
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"] == "bad_config"

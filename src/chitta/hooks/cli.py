@@ -3,6 +3,7 @@ nothing heavy)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import NoReturn
 
@@ -59,16 +60,20 @@ def _global_args(ctx: click.Context) -> list[str]:
     return global_args(params.get("home"), params.get("store_name"))
 
 
-def _fail(exc: Exception, path: Path | None = None) -> NoReturn:
+def _fail(exc: Exception, path: Path | None = None, as_json: bool = False) -> NoReturn:
     """Exit with chitta's code for ``exc`` (2 for a bad file, 4 for one that cannot be read
     or written)."""
     if isinstance(exc, ChittaError):
-        click.echo(f"error: {exc}", err=True)
-        raise SystemExit(exc.exit_code) from None
-    where = getattr(exc, "filename", None) or path
-    reason = getattr(exc, "strerror", None) or exc
-    click.echo(f"error: cannot read or write {where}: {reason}", err=True)
-    raise SystemExit(4) from None
+        code, message, exit_code = exc.code, str(exc), exc.exit_code
+    else:
+        where = getattr(exc, "filename", None) or path
+        reason = getattr(exc, "strerror", None) or exc
+        code, message, exit_code = "io_error", f"cannot read or write {where}: {reason}", 4
+    if as_json:
+        click.echo(json.dumps({"ok": False, "error": code, "message": message}))
+    else:
+        click.echo(f"error: {message}", err=True)
+    raise SystemExit(exit_code) from None
 
 
 def setup_line(ctx: click.Context) -> str:
@@ -127,6 +132,7 @@ def setup() -> None:
               help="The settings file for the hooks (overrides the scope's).")  # fmt: skip
 @click.option("--mcp-config", "mcp_path", type=click.Path(path_type=Path),
               help="The file for the MCP server (overrides the scope's).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @click.pass_context
 def claude(
     ctx: click.Context,
@@ -135,6 +141,7 @@ def claude(
     dry_run: bool,
     settings_path: Path | None,
     mcp_path: Path | None,
+    as_json: bool,
 ) -> None:
     """Register chitta's hooks and MCP server with Claude Code (idempotent; backs up what it
     changes). The commands carry the --home/--store given before `setup`."""
@@ -147,7 +154,14 @@ def claude(
         changes = plan(where, [*chitta_argv(), *_global_args(ctx)], uninstall=uninstall)
         backups = [None] * len(changes) if dry_run else apply(changes)
     except (ChittaError, OSError) as exc:
-        _fail(exc)
+        _fail(exc, as_json=as_json)
+    if as_json:
+        files = [{"path": str(c.path), "summary": c.summary, "changed": c.content is not None,
+                  "written": c.content is not None and not dry_run,
+                  "backup": None if b is None else str(b)}
+                 for c, b in zip(changes, backups, strict=True)]  # fmt: skip
+        click.echo(json.dumps({"ok": True, "files": files}))
+        return
     for change, backup in zip(changes, backups, strict=True):
         line = f"{change.path}: {change.summary}"
         if dry_run and change.content is not None:
