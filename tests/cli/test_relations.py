@@ -23,6 +23,16 @@ def run(request, tmp_path: Path, launch) -> Run:
     (each command opens the store) and through a real daemon serving the home's store."""
     if request.param == "daemon":
         launch(tmp_path / "home")
+    return runner(tmp_path)
+
+
+@pytest.fixture
+def run_alone(tmp_path: Path) -> Run:
+    """As ``run``, with no daemon: for a home that has no store yet."""
+    return runner(tmp_path)
+
+
+def runner(tmp_path: Path) -> Run:
     env = {k: None for k in os.environ if k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(tmp_path / "home")
     runner = CliRunner(env=env)
@@ -204,9 +214,9 @@ def test_invalidate_at_a_bad_time_names_it(run: Run) -> None:
         "invalidated_at"] is None  # fmt: skip
 
 
-def test_reads_need_a_store_and_do_not_make_one(run: Run, tmp_path: Path) -> None:
+def test_reads_need_a_store_and_do_not_make_one(run_alone: Run, tmp_path: Path) -> None:
     for args in (["triplet", "list"], ["analogy", "a", "b", "c"], ["triplet", "aliases"]):
-        assert "no store at" in run(*args, code=4).stderr
+        assert "no store at" in run_alone(*args, code=4).stderr
     assert not (tmp_path / "home").exists()
 
 

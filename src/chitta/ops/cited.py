@@ -52,6 +52,7 @@ CITED_RECALL = Operation(
             flag="--realm",
             short="-r",
             realm=True,
+            mcp=False,
         ),
         Param(
             "config",
