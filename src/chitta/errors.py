@@ -112,6 +112,13 @@ class DaemonUnavailable(ChittaError):
     exit_code = 4
 
 
+class InProcessOnly(ChittaError):
+    """What only a store opened in this process offers (its ``store``, its ``embedder``),
+    asked of one reached through the daemon (chitta/remote.py)."""
+
+    code = "in_process_only"
+
+
 class StoreLocked(StoreError):
     """Another process holds the store's instance lock."""
 
