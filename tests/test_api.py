@@ -6,6 +6,7 @@ assertions."""
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -21,12 +22,18 @@ from chitta.errors import (
     ContentTooShort,
     MemoryNotFound,
     ModelMismatch,
+    TripletNotFound,
     UnknownKind,
 )
 from chitta.recall import calibration as calib
+from chitta.recall.fusion import LaneHit
+from chitta.recall.pipeline import Hit, RecallResult
+from chitta.recall.reconstruct import Item, Reconstruction
+from chitta.relations.analogy import Analogy
+from chitta.relations.service import Added, Invalidated
 from chitta.remote import DaemonChitta
 from chitta.store.kinds import Kind
-from chitta.store.records import Source
+from chitta.store.records import Source, Triplet
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 COUNTS = ("memories", "per_realm", "per_kind", "forgotten", "triplets", "episodes")
@@ -188,3 +195,57 @@ def test_status_has_figures_but_no_text(api: Chitta | DaemonChitta) -> None:
     assert status["memories"] == 1 and status["per_realm"] == {"demo": 1}
     assert status["calibration"]["source"] == "default"
     assert "SQLite" not in repr(status)
+
+
+def test_recall_and_reconstruct_give_the_result_types(api, tmp_path) -> None:
+    wal = api.remember(WAL, realm="demo", tags="storage").id
+    api.remember("Alice prefers tabs over spaces in every Python file", realm="demo")
+    result = api.recall("write-ahead log crash recovery", realm="demo", trace=True)
+    assert isinstance(result, RecallResult) and isinstance(result.hits[0], Hit)
+    top = result.hits[0]
+    assert top.memory == api.get(wal) and top.memory.tags == ("storage",)
+    assert all(isinstance(lane, LaneHit) for lane in top.lanes.values()) and "sem" in top.lanes
+    assert top.final is not None and top.factors and result.trace is not None
+    assert result.confidence.band in ("KNOWN", "UNKNOWN") and result.scope.realm == "demo"
+    rec = api.reconstruct("write-ahead log crash recovery", realm="demo", budget=100)
+    assert isinstance(rec, Reconstruction) and isinstance(rec.items[0], Item)
+    assert rec.items[0].ref == wal and rec.items[0].quote == WAL
+    assert rec.recall.hits[0].memory.id == wal and rec.omitted
+    with pytest.raises(BadArgument):
+        api.reconstruct("anything", budget=5)
+
+
+def test_relations_and_analogy_give_the_service_types(api) -> None:
+    rel = api.relations
+    first = rel.add("Alice", "lives in", "Paris", realm="demo")
+    assert isinstance(first, Added) and not first.existing
+    assert rel.add("alice", "Lives In", "paris", realm="demo").existing
+    rel.add("Bob", "lives in", "Rome", realm="demo")
+    assert [t.object for t in rel.find(subject="Bob", realm="demo")] == ["Rome"]
+    assert rel.alias("Bobby", "Bob", realm="demo") == ("bobby", "bob")
+    assert [a["alias"] for a in rel.aliases("demo")] == ["Bobby"]
+    found = api.recall_analogy("Alice", "Paris", "Bobby", realm="demo")
+    assert isinstance(found, Analogy) and [x.entity for x in found.answers] == ["Rome"]
+    assert isinstance(found.answers[0].supports[0].cd, Triplet)
+    gone = rel.invalidate(first.triplet.id)
+    assert isinstance(gone, Invalidated) and not gone.already
+    assert gone.triplet.invalidated_at is not None and rel.invalidate(first.triplet.id).already
+    assert rel.unalias("Bobby", realm="demo") and not rel.unalias("Bobby", realm="demo")
+    with pytest.raises(TripletNotFound):
+        rel.invalidate("01NOSUCHTRIPLET000000000000")
+
+
+def test_calibration_backup_restore_and_reembed(api, tmp_path) -> None:
+    assert isinstance(api.calibration, calib.Calibration) and api.calibration.is_default
+    api.set_calibration(None)
+    assert api.calibration.source == "default"
+    mid = api.remember(WAL, realm="demo").id
+    api.backup(tmp_path / "copy.db")
+    api.purge(mid)
+    saved = api.restore_backup(tmp_path / "copy.db")
+    assert isinstance(saved, Path) and saved.exists()
+    assert api.get(mid).content == WAL
+    seen: list[tuple[int, int]] = []
+    assert api.reembed(progress=lambda done, total: seen.append((done, total))) == 1
+    assert seen[-1] == (1, 1)
+    assert api.recall("write-ahead log", realm="demo").hits[0].memory.id == mid
