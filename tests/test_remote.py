@@ -51,6 +51,7 @@ def test_what_lives_in_the_daemon_is_refused_with_a_reason(settings: Settings, l
         with pytest.raises(InProcessOnly):
             c.decay(now=0)
         assert isinstance(InProcessOnly("x"), ChittaError)
+        assert not hasattr(c, "store")  # duck typing still tells the two apart
 
 
 def test_open_without_settings_uses_the_environments(

@@ -112,9 +112,10 @@ class DaemonUnavailable(ChittaError):
     exit_code = 4
 
 
-class InProcessOnly(ChittaError):
+class InProcessOnly(ChittaError, AttributeError):
     """What only a store opened in this process offers (its ``store``, its ``embedder``),
-    asked of one reached through the daemon (chitta/remote.py)."""
+    asked of one reached through the daemon (chitta/remote.py). An AttributeError too, so
+    that ``hasattr(chitta, "store")`` tells the two kinds of Chitta apart."""
 
     code = "in_process_only"
 
