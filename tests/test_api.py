@@ -1,6 +1,12 @@
-"""The Python API: the quality gate, the lifecycle, and refusal that changes nothing."""
+"""The Python API: the quality gate, the lifecycle, and refusal that changes nothing.
 
+The tests that take ``api`` run twice: on a store opened in this process, and through a real
+daemon serving the same home (``Chitta.open`` returns a DaemonChitta then), with the same
+assertions."""
+
+from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -16,21 +22,49 @@ from chitta.errors import (
     ContentTooShort,
     MemoryNotFound,
     ModelMismatch,
+    TripletNotFound,
     UnknownKind,
 )
 from chitta.recall import calibration as calib
+from chitta.recall.fusion import LaneHit
+from chitta.recall.pipeline import Hit, RecallResult
+from chitta.recall.reconstruct import Item, Reconstruction
+from chitta.relations.analogy import Analogy
+from chitta.relations.service import Added, Invalidated
+from chitta.remote import DaemonChitta
 from chitta.store.kinds import Kind
-from chitta.store.records import Source
+from chitta.store.records import Source, Triplet
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
+COUNTS = ("memories", "per_realm", "per_kind", "forgotten", "triplets", "episodes")
 
 
-def test_remember_stores_every_given_field(chitta: Chitta) -> None:
-    r = chitta.remember(
+@pytest.fixture(params=["in-process", "daemon"])
+def api(request, settings: Settings, embedder, launch) -> Iterator[Chitta | DaemonChitta]:
+    """The API on a fresh store: opened here, or through a daemon started on its home."""
+    if request.param == "daemon":
+        launch(settings.home)
+        with Chitta.open(settings, through_daemon=True) as c:
+            assert isinstance(c, DaemonChitta)
+            yield c
+    else:
+        with Chitta.open(settings, embedder=embedder, through_daemon=False) as c:
+            assert isinstance(c, Chitta)
+            yield c
+
+
+def counts(c: Chitta | DaemonChitta) -> dict[str, object]:
+    """What the store holds, as status says it (the same both ways)."""
+    status = c.status()
+    return {key: status[key] for key in COUNTS}
+
+
+def test_remember_stores_every_given_field(api: Chitta | DaemonChitta) -> None:
+    r = api.remember(
         WAL, kind="wisdom", realm="demo", agent_id="a1", channel="c1", tags="storage,decision",
         source=Source(session="s1", file="db.py"), event_time="2026-01-02T03:04:05Z",
     )  # fmt: skip
-    m = chitta.get(r.id)
+    m = api.get(r.id)
     assert (m.kind, m.realm, m.agent_id, m.channel) == (Kind.WISDOM, "demo", "a1", "c1")
     assert m.tags == ("storage", "decision")
     assert m.source == Source(session="s1", file="db.py")
@@ -39,8 +73,8 @@ def test_remember_stores_every_given_field(chitta: Chitta) -> None:
     assert not r.deduplicated
 
 
-def test_default_kind_is_insight(chitta: Chitta) -> None:
-    assert chitta.get(chitta.remember(WAL).id).kind is Kind.INSIGHT
+def test_default_kind_is_insight(api: Chitta | DaemonChitta) -> None:
+    assert api.get(api.remember(WAL).id).kind is Kind.INSIGHT
 
 
 @pytest.mark.parametrize(
@@ -57,38 +91,40 @@ def test_default_kind_is_insight(chitta: Chitta) -> None:
         ({"supersedes": "01NOSUCHMEMORY0000000000000"}, MemoryNotFound),
     ],
 )
-def test_bad_input_is_refused_and_nothing_is_written(chitta: Chitta, kwargs, error) -> None:
-    chitta.remember(WAL, realm="demo")
-    before = chitta.store.counts()
+def test_bad_input_is_refused_and_nothing_is_written(
+    api: Chitta | DaemonChitta, kwargs, error
+) -> None:
+    api.remember(WAL, realm="demo")
+    before = counts(api)
     args = {"content": "A perfectly fine memory about storage engines", **kwargs}
     with pytest.raises(error):
-        chitta.remember(args.pop("content"), **args)
-    assert chitta.store.counts() == before
+        api.remember(args.pop("content"), **args)
+    assert counts(api) == before
 
 
-def test_near_duplicate_reinforces_instead_of_storing(chitta: Chitta) -> None:
-    first = chitta.remember(WAL, realm="demo", tags="storage")
-    again = chitta.remember(WAL.replace("because", "since"), realm="demo", tags="decision")
+def test_near_duplicate_reinforces_instead_of_storing(api: Chitta | DaemonChitta) -> None:
+    first = api.remember(WAL, realm="demo", tags="storage")
+    again = api.remember(WAL.replace("because", "since"), realm="demo", tags="decision")
     assert again.deduplicated and again.id == first.id and again.similarity >= 0.95
-    m = chitta.get(first.id)
+    m = api.get(first.id)
     assert m.confidence.n == 1 and m.strength > 0.7
     assert m.tags == ("storage", "decision")
-    assert chitta.store.counts()["memories"] == 1
+    assert counts(api)["memories"] == 1
 
 
-def test_duplicates_in_other_scopes_are_kept_apart(chitta: Chitta) -> None:
-    a = chitta.remember(WAL, realm="demo")
-    b = chitta.remember(WAL, realm="other")
-    c = chitta.remember(WAL, realm="demo", agent_id="bot")
+def test_duplicates_in_other_scopes_are_kept_apart(api: Chitta | DaemonChitta) -> None:
+    a = api.remember(WAL, realm="demo")
+    b = api.remember(WAL, realm="other")
+    c = api.remember(WAL, realm="demo", agent_id="bot")
     assert len({a.id, b.id, c.id}) == 3 and not (b.deduplicated or c.deduplicated)
 
 
-def test_strengthen_and_weaken_move_confidence(chitta: Chitta) -> None:
-    mid = chitta.remember(WAL).id
-    mu0 = chitta.get(mid).confidence.mu
-    up = chitta.strengthen(mid)
+def test_strengthen_and_weaken_move_confidence(api: Chitta | DaemonChitta) -> None:
+    mid = api.remember(WAL).id
+    mu0 = api.get(mid).confidence.mu
+    up = api.strengthen(mid)
     assert up.confidence.mu > mu0 and up.confidence.n == 1
-    down = chitta.weaken(mid)
+    down = api.weaken(mid)
     assert down.confidence.mu < up.confidence.mu and down.strength < up.strength
 
 
@@ -106,26 +142,26 @@ def test_decay_applies_each_kinds_rate(settings: Settings, embedder) -> None:
         assert c.decay() == 0  # nothing more until time passes
 
 
-def test_forget_restore_purge(chitta: Chitta) -> None:
-    mid = chitta.remember(WAL).id
-    chitta.forget(mid)
+def test_forget_restore_purge(api: Chitta | DaemonChitta) -> None:
+    mid = api.remember(WAL).id
+    api.forget(mid)
     with pytest.raises(MemoryNotFound, match="restore"):
-        chitta.get(mid)
-    assert chitta.restore(mid).deleted_at is None
-    chitta.purge(mid)
+        api.get(mid)
+    assert api.restore(mid).deleted_at is None
+    api.purge(mid)
     with pytest.raises(MemoryNotFound, match="does not exist"):
-        chitta.get(mid, include_deleted=True)
+        api.get(mid, include_deleted=True)
     with pytest.raises(MemoryNotFound):
-        chitta.forget(mid)
+        api.forget(mid)
 
 
-def test_supersede_links_both_ways(chitta: Chitta) -> None:
-    old = chitta.remember(WAL).id
-    new = chitta.remember("We later moved the store to PostgreSQL for team sharing").id
-    chitta.supersede(old, new)
-    assert chitta.get(old).superseded_by == new and chitta.get(new).supersedes == old
+def test_supersede_links_both_ways(api: Chitta | DaemonChitta) -> None:
+    old = api.remember(WAL).id
+    new = api.remember("We later moved the store to PostgreSQL for team sharing").id
+    api.supersede(old, new)
+    assert api.get(old).superseded_by == new and api.get(new).supersedes == old
     with pytest.raises(BadArgument):
-        chitta.supersede(new, new)
+        api.supersede(new, new)
 
 
 def test_another_model_is_refused_until_reembed(settings: Settings, embedder, tmp_path) -> None:
@@ -153,9 +189,63 @@ def test_another_model_is_refused_until_reembed(settings: Settings, embedder, tm
         assert c.calibration.source.startswith("default (fitted on all-MiniLM-L6-v2-int8")
 
 
-def test_status_has_figures_but_no_text(chitta: Chitta) -> None:
-    chitta.remember(WAL, realm="demo")
-    status = chitta.status()
+def test_status_has_figures_but_no_text(api: Chitta | DaemonChitta) -> None:
+    api.remember(WAL, realm="demo")
+    status = api.status()
     assert status["memories"] == 1 and status["per_realm"] == {"demo": 1}
     assert status["calibration"]["source"] == "default"
     assert "SQLite" not in repr(status)
+
+
+def test_recall_and_reconstruct_give_the_result_types(api, tmp_path) -> None:
+    wal = api.remember(WAL, realm="demo", tags="storage").id
+    api.remember("Alice prefers tabs over spaces in every Python file", realm="demo")
+    result = api.recall("write-ahead log crash recovery", realm="demo", trace=True)
+    assert isinstance(result, RecallResult) and isinstance(result.hits[0], Hit)
+    top = result.hits[0]
+    assert top.memory == api.get(wal) and top.memory.tags == ("storage",)
+    assert all(isinstance(lane, LaneHit) for lane in top.lanes.values()) and "sem" in top.lanes
+    assert top.final is not None and top.factors and result.trace is not None
+    assert result.confidence.band in ("KNOWN", "UNKNOWN") and result.scope.realm == "demo"
+    rec = api.reconstruct("write-ahead log crash recovery", realm="demo", budget=100)
+    assert isinstance(rec, Reconstruction) and isinstance(rec.items[0], Item)
+    assert rec.items[0].ref == wal and rec.items[0].quote == WAL
+    assert rec.recall.hits[0].memory.id == wal and rec.omitted
+    with pytest.raises(BadArgument):
+        api.reconstruct("anything", budget=5)
+
+
+def test_relations_and_analogy_give_the_service_types(api) -> None:
+    rel = api.relations
+    first = rel.add("Alice", "lives in", "Paris", realm="demo")
+    assert isinstance(first, Added) and not first.existing
+    assert rel.add("alice", "Lives In", "paris", realm="demo").existing
+    rel.add("Bob", "lives in", "Rome", realm="demo")
+    assert [t.object for t in rel.find(subject="Bob", realm="demo")] == ["Rome"]
+    assert rel.alias("Bobby", "Bob", realm="demo") == ("bobby", "bob")
+    assert [a["alias"] for a in rel.aliases("demo")] == ["Bobby"]
+    found = api.recall_analogy("Alice", "Paris", "Bobby", realm="demo")
+    assert isinstance(found, Analogy) and [x.entity for x in found.answers] == ["Rome"]
+    assert isinstance(found.answers[0].supports[0].cd, Triplet)
+    gone = rel.invalidate(first.triplet.id)
+    assert isinstance(gone, Invalidated) and not gone.already
+    assert gone.triplet.invalidated_at is not None and rel.invalidate(first.triplet.id).already
+    assert rel.unalias("Bobby", realm="demo") and not rel.unalias("Bobby", realm="demo")
+    with pytest.raises(TripletNotFound):
+        rel.invalidate("01NOSUCHTRIPLET000000000000")
+
+
+def test_calibration_backup_restore_and_reembed(api, tmp_path) -> None:
+    assert isinstance(api.calibration, calib.Calibration) and api.calibration.is_default
+    api.set_calibration(None)
+    assert api.calibration.source == "default"
+    mid = api.remember(WAL, realm="demo").id
+    api.backup(tmp_path / "copy.db")
+    api.purge(mid)
+    saved = api.restore_backup(tmp_path / "copy.db")
+    assert isinstance(saved, Path) and saved.exists()
+    assert api.get(mid).content == WAL
+    seen: list[tuple[int, int]] = []
+    assert api.reembed(progress=lambda done, total: seen.append((done, total))) == 1
+    assert seen[-1] == (1, 1)
+    assert api.recall("write-ahead log", realm="demo").hits[0].memory.id == mid

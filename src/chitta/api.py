@@ -1,6 +1,7 @@
 """The Python API: a store and an embedder together, with the lifecycle rules of seed 001.
 
-``Chitta.open(settings)`` opens (or creates) the configured store in this process. Every
+``Chitta.open(settings)`` opens (or creates) the configured store in this process, or, when a
+daemon holds it, returns a :class:`~chitta.remote.DaemonChitta` with the same methods. Every
 operation validates its input before touching the store, so a refused call changes nothing.
 """
 
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings,
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
-from chitta.errors import BadArgument
+from chitta.errors import BadArgument, DaemonUnavailable
 from chitta.recall import calibration as calib
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
 from chitta.recall.cued import apply_cue
@@ -52,6 +54,9 @@ from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
 from chitta.store.sqlite import Store
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
+
+if TYPE_CHECKING:
+    from chitta.remote import DaemonChitta
 
 MS_PER_DAY = 86_400_000
 #: The store's meta key that holds its own calibration (`chitta calibrate`).
@@ -124,14 +129,35 @@ class Chitta:
         create: bool = True,
         check_model: bool = True,
         embedder: Embedder | None = None,
-    ) -> Chitta:
-        """Open the configured store; refuse it if its vectors come from another model.
+        through_daemon: bool | None = None,
+    ) -> Chitta | DaemonChitta:
+        """The configured store: opened in this process, or reached through the daemon that
+        holds it. Either way the methods and their result types are the same.
 
         Without ``settings``, the environment's (:func:`~chitta.config.load_settings`). A call
-        that names no realm uses the settings' realm (the realm rule, chitta/scope.py). The
-        scoring settings come from ``scoring.json`` in the data directory, if there is one.
+        that names no realm uses the settings' realm (the realm rule, chitta/scope.py).
+
+        ``through_daemon``: ``None`` (the default) talks to the daemon when one answers on
+        the settings' socket and opens the file otherwise; ``True`` requires the daemon
+        (:class:`~chitta.errors.DaemonUnavailable` when none answers); ``False`` always opens
+        the file here (:class:`~chitta.errors.StoreLocked` while a daemon holds it).
+
+        In this process: a store with vectors from another model than ``embedder`` (default:
+        the configured one) is refused unless ``check_model`` is false, ``create`` makes a
+        missing store, and the scoring settings come from ``scoring.json`` in the data
+        directory, if there is one. Through the daemon those are the daemon's, and
+        ``create``, ``check_model`` and ``embedder`` are not used (chitta/remote.py).
         """
         settings = settings if settings is not None else load_settings()
+        if through_daemon is not False:
+            from chitta.daemon.client import daemon_answers
+            from chitta.remote import DaemonChitta
+
+            if daemon_answers(settings.socket_path):
+                return DaemonChitta(settings.socket_path, realm=settings.realm.name,
+                                    home=settings.home)  # fmt: skip
+            if through_daemon:
+                raise DaemonUnavailable(f"no chitta daemon answers on {settings.socket_path}")
         scoring = load_scoring(settings.home, settings.recall.replication_max)
         embedder = embedder if embedder is not None else build_embedder(settings.embed)
         store = Store(settings.store_path, create=create)

@@ -126,6 +126,14 @@ class RequestTooLarge(InputError):
     code = "request_too_large"
 
 
+class InProcessOnly(ChittaError, AttributeError):
+    """What only a store opened in this process offers (its ``store``, its ``embedder``),
+    asked of one reached through the daemon (chitta/remote.py). An AttributeError too, so
+    that ``hasattr(chitta, "store")`` tells the two kinds of Chitta apart."""
+
+    code = "in_process_only"
+
+
 class StoreLocked(StoreError):
     """Another process holds the store's instance lock."""
 

@@ -1,16 +1,26 @@
 """The reply shapes on the wire: one JSON form of each result, for the daemon's JSON-RPC
-methods, the MCP tools, the CLI's ``--json`` and cited recall's chitta sources."""
+methods, the MCP tools, the CLI's ``--json`` and cited recall's chitta sources; and the way
+back, from a reply to the result objects, for the Python API through the daemon (remote.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from chitta.errors import BadArgument
+from chitta.recall.calibration import Confidence
 from chitta.recall.coverage import safe_ledger
-from chitta.recall.gate import normalised_bm25
-from chitta.recall.pipeline import RecallResult
+from chitta.recall.fusion import LaneHit
+from chitta.recall.gate import Turn, normalised_bm25
+from chitta.recall.lanes.corr import CorrectionMatch
+from chitta.recall.pipeline import Decision, Hit, RecallResult
 from chitta.recall.reconstruct import Reconstruction
-from chitta.store.records import Memory
+from chitta.store.confidence import Confidence as StoredConfidence
+from chitta.store.kinds import Kind
+from chitta.store.records import Memory, Scope, Source
 from chitta.transfer import memory_to_dict
+from chitta.validate import parse_time
 
 if TYPE_CHECKING:
     from chitta.api import Remembered
@@ -151,3 +161,107 @@ def remembered_to_dict(done: Remembered) -> dict[str, Any]:
     """What ``remember`` did, as its reply says it."""
     return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
             "truncated": done.truncated, "supersedes": done.supersedes}  # fmt: skip
+
+
+# --- back from the wire: the dict -> object inverses (the Python API through the daemon) ------
+
+
+def memory_from_reply(data: Mapping[str, Any]) -> Memory:
+    """The memory a reply carries (:func:`memory_reply`'s inverse, exact: times go through
+    the export's ISO 8601 form, which is exact for millisecond timestamps). Keys that are not
+    a memory's (a hit's rank, lanes, ``ok``) are ignored."""
+    c = data["confidence"]
+    return Memory(
+        id=data["id"],
+        kind=Kind(data["kind"]),
+        content=data["content"],
+        realm=data["realm"],
+        agent_id=data["agent_id"],
+        channel=data["channel"],
+        tags=tuple(data["tags"]),
+        source=Source(**data["source"]),
+        created_at=_ms(data["created_at"]),
+        updated_at=_ms(data["updated_at"]),
+        event_time=parse_time(data["event_time"]),
+        confidence=StoredConfidence(mu=c["mu"], sigma_sq=c["sigma_sq"], n=c["n"], tau=c["tau"]),
+        strength=data["strength"],
+        tier=data["tier"],
+        access_count=data["access_count"],
+        last_accessed=parse_time(data["last_accessed"]),
+        decayed_at=parse_time(data["decayed_at"]),
+        supersedes=data["supersedes"],
+        superseded_by=data["superseded_by"],
+        episode_id=data["episode_id"],
+        truncated=data["truncated"],
+        deleted_at=parse_time(data["deleted_at"]),
+    )
+
+
+def _ms(text: str) -> int:
+    ms = parse_time(text)
+    if ms is None:
+        raise BadArgument("a memory's created_at and updated_at are required")
+    return ms
+
+
+def confidence_from_dict(data: Mapping[str, Any] | None) -> Confidence | None:
+    """A recall's confidence as its reply says it. The wire carries the shown chance as a
+    whole percentage, so ``shown`` is that percentage over 100 (``percent`` and ``words()``
+    come out the same) and ``calibrated`` and ``raw`` are rounded to 4 places."""
+    if data is None:
+        return None
+    return Confidence(raw=data["raw"], calibrated=data["calibrated"], shown=data["percent"] / 100,
+                      band=data["band"], source=data["calibration"])  # fmt: skip
+
+
+def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
+    """A recall rebuilt from :func:`result_to_dict`'s shape: its hits (memories, lanes, fused
+    and final scores, factors, as rounded on the wire), corrections, confidence, scope, the
+    gate's turn and shared words, timings, trace and bounds. ``decisions`` hold only the
+    outcomes of the dropped candidates (the wire counts them, it does not list them), so that
+    ``dropped`` counts the same. Not carried: the query plan, the reranker's and the time
+    cue's own records (their reply blocks stay in the dict) and the BM25 ceiling."""
+    hits, shared = [], {}
+    for h in data["hits"]:
+        lanes = {name: LaneHit(rank=v["rank"], raw=v["raw"], contribution=v["contribution"])
+                 for name, v in h["lanes"].items()}  # fmt: skip
+        factors = MappingProxyType(dict(h["factors"]))
+        hits.append(Hit(memory=memory_from_reply(h), score=h["score"], lanes=lanes,
+                        final=h["final"], factors=factors))  # fmt: skip
+        if "shared" in h:
+            shared[h["id"]] = tuple(h["shared"])
+    dropped = tuple(
+        Decision(id="", score=0.0, lanes=MappingProxyType({}), outcome=cause)
+        for cause, count in data["dropped"].items()
+        for _ in range(count)
+    )
+    corrections = tuple(
+        CorrectionMatch(memory=memory_from_reply(c), keys=tuple(c["keys"]))
+        for c in data["corrections"]
+    )
+    s, turn = data["scope"], data.get("turn")
+    return RecallResult(
+        query=data["query"],
+        strategy=data["strategy"],
+        scope=Scope(realm=s["realm"], agent_id=s["agent_id"], channel=s["channel"]),
+        hits=tuple(hits),
+        lanes_run=tuple(data["lanes_run"]),
+        candidates=data["candidates"],
+        timing_ms=dict(data["timing_ms"]),
+        decisions=dropped,
+        corrections=corrections,
+        confidence=confidence_from_dict(data["confidence"]),
+        turn=None if turn is None else Turn(tuple(turn["distinctive"]), turn["terse_negation"]),
+        shared=MappingProxyType(shared),
+        trace=data.get("trace"),
+        bounded=MappingProxyType(dict(data.get("bounded") or {})),
+    )
+
+
+def remembered_from_dict(data: Mapping[str, Any]) -> Remembered:
+    """What ``remember`` did, from its reply (:func:`remembered_to_dict`'s inverse)."""
+    from chitta.api import Remembered
+
+    return Remembered(id=data["id"], deduplicated=data["deduplicated"],
+                      similarity=data["similarity"], truncated=data["truncated"],
+                      supersedes=data["supersedes"])  # fmt: skip

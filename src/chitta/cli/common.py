@@ -68,7 +68,7 @@ def open_store(ctx: click.Context, *, create: bool = True, check_model: bool = T
 
     settings = settings_of(ctx)
     try:
-        chitta = Chitta.open(settings, create=create, check_model=check_model)
+        chitta = Chitta.open(settings, create=create, check_model=check_model, through_daemon=False)
     except StoreLocked as exc:
         from chitta.daemon.client import daemon_answers
 

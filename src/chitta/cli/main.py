@@ -81,7 +81,7 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
         try:
             # The daemon serves every client; each names its realm (chitta's own always do),
             # and a request that names none is about realm default.
-            chitta = Chitta.open(replace(settings, realm=RealmChoice()))
+            chitta = Chitta.open(replace(settings, realm=RealmChoice()), through_daemon=False)
         except StoreLocked as exc:
             from chitta.daemon.client import daemon_answers
 

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chitta.relations.names import check_entity
-from chitta.relations.service import check_limit, check_realm, triplet_to_dict
+from chitta.relations.service import (
+    check_limit,
+    check_realm,
+    triplet_from_dict,
+    triplet_to_dict,
+)
 from chitta.store import triplets as table
 from chitta.store.records import Triplet
 from chitta.store.sqlite import Store
@@ -81,6 +86,21 @@ class Analogy:
                 for x in self.answers
             ],
         }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Analogy:
+        """An analogy from its reply (:meth:`as_dict`'s inverse; scores as rounded there)."""
+        answers = tuple(
+            Answer(entity=x["entity"], key=x["key"], score=x["score"],
+                   supports=tuple(Support(s["predicate"], triplet_from_dict(s["ab"]),
+                                          triplet_from_dict(s["cd"])) for s in x["supports"]))
+            for x in data["answers"]
+        )  # fmt: skip
+        return cls(a=data["a"], b=data["b"], c=data["c"], resolved=dict(data["resolved"]),
+                   as_of=parse_time(data["as_of"], "as_of"),
+                   predicates=tuple(data["predicates"]), answers=answers,
+                   abstained=data["abstained"], reason_code=data["reason_code"],
+                   reason=data["reason"], bounded=tuple(data["bounds"]))  # fmt: skip
 
 
 def recall_analogy(

@@ -46,6 +46,21 @@ def triplet_to_dict(t: Triplet) -> dict[str, Any]:
     return out
 
 
+def triplet_from_dict(data: dict[str, Any]) -> Triplet:
+    """A triplet from a reply (:func:`triplet_to_dict`'s inverse; ``predicate_key`` and any
+    ``type`` are not the record's own and are ignored)."""
+
+    def at(key: str) -> int | None:
+        return parse_time(data[key], key)
+
+    return Triplet(
+        id=data["id"], realm=data["realm"], subject=data["subject"],
+        predicate=data["predicate"], object=data["object"], weight=data["weight"],
+        valid_from=at("valid_from") or 0, invalidated_at=at("invalidated_at"),
+        source_memory=data["source_memory"], created_at=at("created_at") or 0,
+    )  # fmt: skip
+
+
 def check_realm(realm: object) -> str:
     """The realm named (``default`` when none is), or :class:`BadScope`."""
     return check_scope_name(realm or DEFAULT_REALM, "realm") or DEFAULT_REALM
