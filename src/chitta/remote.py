@@ -18,6 +18,7 @@ from chitta.api import Remembered
 from chitta.config import DEFAULT_REALM
 from chitta.daemon.client import DaemonClient
 from chitta.errors import BadArgument, InProcessOnly, MemoryNotFound
+from chitta.ops import OPERATIONS
 from chitta.recall import calibration as calib
 from chitta.recall.pipeline import RecallResult
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
@@ -71,14 +72,15 @@ class DaemonChitta:
         self,
         method: str,
         *,
-        long: bool = False,
         progress: Callable[[int, int], None] | None = None,
         **params: Any,
     ) -> dict[str, Any]:
         """The reply of one operation (ops/), ``ok`` included; a refusal raises the
         :class:`~chitta.errors.ChittaError` of its code (the client raises the same class as
         the store would in process)."""
-        with DaemonClient(self.socket_path, timeout_s=None if long else WAIT_S) as client:
+        # Long work (ops/: import, re-embedding, a restore, calibrating) is waited for.
+        wait = None if OPERATIONS[method].long else WAIT_S
+        with DaemonClient(self.socket_path, timeout_s=wait) as client:
             return client.call(method, progress=progress, **params)
 
     def close(self) -> None:
@@ -246,7 +248,7 @@ class DaemonChitta:
 
     def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Embed every memory again with the daemon's model and record that model."""
-        return self.call("reembed", long=True, progress=progress)["reembedded"]
+        return self.call("reembed", progress=progress)["reembedded"]
 
     def backup(self, dest: Path) -> None:
         self.call("backup", path=_absolute(dest))
@@ -254,7 +256,7 @@ class DaemonChitta:
     def restore_backup(self, source: Path) -> Path:
         """Replace the store's contents with the backup at ``source`` (checked first); where
         the old contents were kept."""
-        return Path(self.call("restore_backup", long=True, path=_absolute(source))["saved"])
+        return Path(self.call("restore_backup", path=_absolute(source))["saved"])
 
     @property
     def relations(self) -> DaemonRelations:

@@ -58,7 +58,7 @@ def run(
     settings = Settings(home=home, store="analogy")
     if settings.store_path.exists():
         raise BadArgument(f"{settings.store_path} exists; give an empty --workdir")
-    with Chitta.open(settings) as chitta:
+    with Chitta.open(settings, through_daemon=False) as chitta:
         realm = load_fixture(chitta, folder)
         local_ms, replies = [], []
         all_cases = cases(folder)
@@ -74,7 +74,7 @@ def run(
     rpc_ms, rpc_same = _over_rpc(settings, realm, all_cases, replies, rounds)
     figures = _summary(checks, local_ms, rpc_ms, rpc_same, rounds)
     if hub:
-        with Chitta.open(settings) as chitta:
+        with Chitta.open(settings, through_daemon=False) as chitta:
             figures["hub"] = _hub(chitta, realm, hub, rounds)
     return figures
 

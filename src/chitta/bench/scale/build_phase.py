@@ -259,7 +259,9 @@ def build(spec: dict[str, Any], events: Events) -> dict[str, Any]:
     cache = VectorCache(_cache_path(Path(spec["workdir"]), inner))
     synthetic = is_synthetic(n)
     vectors_info = None
-    with Chitta.open(Settings(home=home), embedder=CachedEmbedder(inner)) as chitta:
+    with Chitta.open(
+        Settings(home=home), embedder=CachedEmbedder(inner), through_daemon=False
+    ) as chitta:
         if synthetic or spec["reuse_vectors"]:
             count = min(n, BASE_SET) if synthetic else n
             real, vectors_info = _real_vectors(texts[:count], inner, cache, events,

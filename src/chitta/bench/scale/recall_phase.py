@@ -66,7 +66,9 @@ def _reopen(spec: dict[str, Any], inner: Any) -> dict[str, float]:
     from chitta.embed.cache import CachedEmbedder
 
     open_s, chitta = timed(
-        lambda: Chitta.open(Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner))
+        lambda: Chitta.open(
+            Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner), through_daemon=False
+        )
     )
     try:
         first_s, _ = timed(
@@ -95,7 +97,9 @@ def recall_figures(spec: dict[str, Any], events: Events) -> dict[str, Any]:
     events.task(f"N={spec['n']:,}: recall ({len(queries)} queries × 3 strategies)",
                 1 + len(queries))  # fmt: skip
     open_s, chitta = timed(
-        lambda: Chitta.open(Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner))
+        lambda: Chitta.open(
+            Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner), through_daemon=False
+        )
     )
     try:
         first_s, first = timed(

@@ -38,7 +38,9 @@ class ChittaStore:
     def open(self) -> Chitta:
         if self.chitta is None:
             self.chitta = Chitta.open(
-                Settings(home=self.home, store="bench"), embedder=self.embedder
+                Settings(home=self.home, store="bench"),
+                embedder=self.embedder,
+                through_daemon=False,
             )
         return self.chitta
 
