@@ -110,7 +110,7 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
 def mcp(ctx: click.Context) -> None:
     """Serve MCP on stdio, forwarding every tool to the daemon (started if none answers).
 
-    Register it with: claude mcp add chitta -- chitta mcp (see docs/mcp.md).
+    `chitta setup claude` registers it with Claude Code (see docs/mcp.md).
     """
     from chitta.mcp.server import run
 
