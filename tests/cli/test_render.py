@@ -1,12 +1,11 @@
-"""The progress bar of large imports, and the JSON shape of a recall."""
+"""The progress bar of long work, and the JSON shape of a recall."""
 
 import io
-from pathlib import Path
 
 from rich.console import Console
 
 from chitta.api import Chitta
-from chitta.cli.render import PROGRESS_MIN_BYTES, import_progress
+from chitta.cli.render import progress_bar
 from chitta.wire import result_to_dict
 
 
@@ -15,28 +14,27 @@ def _terminal() -> tuple[Console, io.StringIO]:
     return Console(file=out, force_terminal=True, width=100), out
 
 
-def test_large_file_on_a_terminal_gets_a_progress_bar(tmp_path: Path) -> None:
-    big = tmp_path / "big.jsonl"
-    big.write_bytes(b"x" * PROGRESS_MIN_BYTES)
+def test_long_work_on_a_terminal_gets_a_progress_bar() -> None:
     console, out = _terminal()
-    with import_progress(big, quiet=False, console=console) as advance:
+    with progress_bar("import_memories", "bytes", quiet=False, console=console) as advance:
         assert advance is not None
-        advance(PROGRESS_MIN_BYTES)
-    assert "importing big.jsonl" in out.getvalue()
+        advance(512, 1024)
+        advance(1024, 1024)
+    assert "import memories" in out.getvalue()
+    console, out = _terminal()
+    with progress_bar("reembed", "memories", quiet=False, console=console) as advance:
+        advance(3, 7)
+    assert "3/7" in out.getvalue()
 
 
-def test_small_files_pipes_and_json_get_none(tmp_path: Path) -> None:
-    small = tmp_path / "small.jsonl"
-    small.write_text("{}\n")
-    big = tmp_path / "big.jsonl"
-    big.write_bytes(b"x" * PROGRESS_MIN_BYTES)
+def test_pipes_json_and_short_work_get_none() -> None:
     console, _ = _terminal()
-    with import_progress(small, quiet=False, console=console) as advance:
+    with progress_bar("import_memories", "bytes", quiet=True, console=console) as advance:
         assert advance is None
-    with import_progress(big, quiet=True, console=console) as advance:
+    with progress_bar("recall", None, quiet=False, console=console) as advance:
         assert advance is None
     pipe = Console(file=io.StringIO(), force_terminal=False)
-    with import_progress(big, quiet=False, console=pipe) as advance:
+    with progress_bar("import_memories", "bytes", quiet=False, console=pipe) as advance:
         assert advance is None
 
 

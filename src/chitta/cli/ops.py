@@ -10,8 +10,7 @@ exit with the same codes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -152,6 +151,8 @@ def op_command(
             if prepare is not None:
                 params = prepare(ctx, {**params, **extras})
             params = fill_realm(ctx, op, params)
+            from chitta.cli.render import progress_bar  # rich: not on the hooks' path
+
             with progress_bar(op.name, progress, quiet=as_json) as advance:
                 if many is None:
                     data = run_op(ctx, op, params, progress=advance, check_model=check_model)
@@ -181,36 +182,3 @@ def op_command(
     prefix = "" if group.name in (None, "main") else f"{group.name} "
     COMMANDS[op.name] = f"{prefix}{command.name}"
     return command
-
-
-@contextmanager
-def progress_bar(
-    label: str, unit: str | None, *, quiet: bool
-) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on stderr for long work on a terminal (``unit`` "bytes" or a word);
-    else nothing. Its callback takes ``(done, total)``."""
-    if unit is None or quiet:
-        yield None
-        return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeRemainingColumn,
-    )
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield None
-        return
-    count = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
-    columns = ("{task.description}", BarColumn(), count, TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(label.replace("_", " "), total=None)
-
-        def advance(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total or None)
-
-        yield advance

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 if TYPE_CHECKING:
     from chitta.transfer import ImportReport
-
-#: Files at least this large get a progress bar on import.
-PROGRESS_MIN_BYTES = 1 << 20
 
 
 def print_reconstruction(data: dict[str, Any]) -> None:
@@ -108,19 +110,25 @@ def _cue_text(cue: dict[str, Any]) -> str:
 
 
 @contextmanager
-def import_progress(
-    path: Path, *, quiet: bool, console: Console | None = None
-) -> Iterator[Callable[[int], None] | None]:
-    """A byte-based progress bar (on stderr) for large files on a terminal; else nothing."""
-    size = path.stat().st_size
+def progress_bar(
+    label: str, unit: str | None, *, quiet: bool, console: Console | None = None
+) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on stderr for long work on a terminal (``unit`` "bytes" or a word such
+    as "memories"); else nothing. Its callback takes ``(done, total)``, in process and from
+    the daemon's progress notifications alike."""
     console = console or Console(stderr=True)
-    if quiet or size < PROGRESS_MIN_BYTES or not console.is_terminal:
+    if unit is None or quiet or not console.is_terminal:
         yield None
         return
-    columns = ("{task.description}", BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console) as progress:
-        task = progress.add_task(f"importing {path.name}", total=size)
-        yield lambda n: progress.advance(task, n)
+    count = DownloadColumn() if unit == "bytes" else MofNCompleteColumn()
+    columns = ("{task.description}", BarColumn(), count, TimeRemainingColumn())
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task(label.replace("_", " "), total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield advance
 
 
 def print_import_report(report: ImportReport) -> None:
