@@ -75,14 +75,23 @@ class Run:
 
     def new_context(self, before: Run | None) -> str:
         """What this run's first request shows the model that the previous run of the same
-        session had not: text blocks not already in that run's last request (a resumed
-        session sends its history again, with other keys beside the same texts), the
-        assistant's own messages left out."""
-        if before is None:
-            return _flat(self.first["messages"])
-        seen = set(_texts(before.requests[-1]["messages"]))
-        users = [m for m in self.first["messages"] if m.get("role") != "assistant"]
-        return _flat([t for t in _texts(users) if t not in seen])
+        session had not: texts not already in that run's last request (a resumed session
+        sends its history again, with other keys beside the same texts), the assistant's own
+        messages left out. The system prompt counts too, wherever a client puts context."""
+        shown = _shown(self.first)
+        if before is not None:
+            seen = set(_shown(before.requests[-1]))
+            shown = [t for t in shown if t not in seen]
+        return _flat(shown)
+
+
+def _shown(body: dict[str, Any]) -> list[str]:
+    """Every text of a request the model reads but did not write: the system prompt, and the
+    messages other than the assistant's."""
+    system = body.get("system") or []
+    system = [{"text": system}] if isinstance(system, str) else system
+    others = [m for m in body["messages"] if m.get("role") != "assistant"]
+    return _texts(system) + _texts(others)
 
 
 def _texts(value: Any) -> list[str]:
