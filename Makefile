@@ -6,7 +6,8 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 EXPORT_STAMP := $(VENV)/.installed-export
 
-.PHONY: install install-export browser run test test-export test-peers test-fresh lint format bench clean
+.PHONY: install install-export browser run test test-export test-peers test-fresh test-e2e lint \
+        format bench clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -49,6 +50,23 @@ test-export: install-export
 # README's first lines from a fresh clone (pip's cache keeps it to minutes).
 test-fresh: install
 	$(PY) -m pytest -q -m fresh
+
+# The real Claude Code client against a loopback model stand-in (tests/e2e). Claude Code comes
+# from the npm registry at the pinned version, into .e2e/ of the checkout, never globally; if
+# npm cannot reach its registry, the tests say so and skip.
+CLAUDE_CODE_VERSION := $(shell cat tests/e2e/claude-code-version)
+E2E_PREFIX := .e2e
+CLAUDE := $(E2E_PREFIX)/node_modules/.bin/claude
+
+test-e2e: install
+	@if [ "$$($(CLAUDE) --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_CODE_VERSION)" ]; then \
+	  if command -v npm >/dev/null 2>&1; then \
+	    echo "npm install @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) into $(E2E_PREFIX)"; \
+	    npm install --prefix $(E2E_PREFIX) --no-save --no-audit --no-fund \
+	      @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) || echo "npm install failed"; \
+	  else echo "npm is not on PATH"; fi; \
+	fi
+	$(PY) -m pytest -q -m e2e
 
 lint: install
 	$(VENV)/bin/ruff check src tests benchmarks
