@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -125,6 +126,26 @@ def test_stop_records_the_turn_as_an_episode(daemon: Path, hook, tmp_path: Path)
         "assistant: SQLite WAL replays the log on open.\nDone."
     )
     assert episode["source"]["session"] == "s9"
+
+
+def test_stop_dates_the_episode_by_the_prompt_line_timestamp(
+    daemon: Path, hook, home: Path, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "t.jsonl"
+    events = [
+        {"type": "user", "timestamp": "2023-05-20T15:08:00.000Z",
+         "message": {"role": "user", "content": "Which mug did I buy for my coworkers?"}},
+        {"type": "assistant", "timestamp": "2023-05-20T15:08:09.000Z",
+         "message": {"content": [{"type": "text", "text": "The blue enamel ones."}]}},
+    ]  # fmt: skip
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in events))
+    done = hook("stop", {"session_id": "s9", "transcript_path": str(transcript)})
+    assert "recorded the turn as episode" in done.stdout, done.stdout
+    memory_id = done.stdout.split("episode ")[1].split()[0]
+    with sqlite3.connect(f"file:{home / 'default.db'}?mode=ro", uri=True) as db:
+        (event_time,) = db.execute("SELECT event_time FROM memories WHERE id = ?",
+                                   (memory_id,)).fetchone()  # fmt: skip
+    assert event_time == 1684595280000  # 2023-05-20 15:08 UTC
 
 
 def test_the_hook_path_imports_no_numpy_onnxruntime_or_store(stored, home: Path) -> None:

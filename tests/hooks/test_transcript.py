@@ -35,3 +35,13 @@ def test_the_read_is_bounded_to_the_tail(tmp_path: Path) -> None:
     ])  # fmt: skip
     assert last_turn(path, limit=1000) is None
     assert last_turn(path, limit=10_000) == Turn(prompt="far back", reply=big)
+
+
+def test_the_prompt_line_timestamp_is_the_turn_time(tmp_path: Path) -> None:
+    at = "2023-05-20T15:08:00.000Z"
+    path = _write(tmp_path / "t.jsonl", [
+        {"type": "user", "timestamp": at, "message": {"content": "a prompt"}},
+        {"type": "assistant", "timestamp": "2023-05-20T15:09:00.000Z",
+         "message": {"content": [{"type": "text", "text": "a reply"}]}},
+    ])  # fmt: skip
+    assert last_turn(path) == Turn(prompt="a prompt", reply="a reply", at=at)

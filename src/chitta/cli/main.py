@@ -19,6 +19,7 @@ from chitta.cli import memory as memory_commands
 from chitta.cli import store as store_commands
 from chitta.cli.bench import bench
 from chitta.cli.bench_abstain import abstain as _abstain  # noqa: F401 - registers `bench abstain`
+from chitta.cli.bench_agent_day import agent_day as _agent_day  # noqa: F401 - `bench agent-day`
 from chitta.cli.bench_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
 from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registers `bench cited`
 from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `bench cli`

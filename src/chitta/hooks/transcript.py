@@ -2,7 +2,8 @@
 
 Each line is an event; ``{"type": "user", "message": {"content": …}}`` and
 ``{"type": "assistant", "message": {"content": [{"type": "text", "text": …}, …]}}`` carry the
-conversation. A user line whose content is only tool results is not a prompt.
+conversation. A user line whose content is only tool results is not a prompt. Claude Code
+stamps each line with an ISO 8601 ``timestamp``; the prompt's is when the turn happened.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ TAIL_BYTES = 512 * 1024
 class Turn:
     prompt: str
     reply: str
+    at: str | None = None  # the prompt line's timestamp, as the transcript gives it
 
 
 def _tail_lines(path: Path, limit: int) -> list[str]:
@@ -43,7 +45,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _message(line: str) -> tuple[str, str] | None:
+def _message(line: str) -> tuple[str, str, str | None] | None:
     try:
         event = json.loads(line)
     except ValueError:
@@ -53,7 +55,8 @@ def _message(line: str) -> tuple[str, str] | None:
     message = event.get("message")
     if not isinstance(message, dict) or event.get("isMeta"):
         return None
-    return event["type"], _text(message.get("content"))
+    stamp = event.get("timestamp")
+    return event["type"], _text(message.get("content")), stamp if isinstance(stamp, str) else None
 
 
 def last_turn(path: Path, limit: int = TAIL_BYTES) -> Turn | None:
@@ -63,9 +66,9 @@ def last_turn(path: Path, limit: int = TAIL_BYTES) -> Turn | None:
         found = _message(line)
         if found is None or not found[1]:
             continue
-        role, text = found
+        role, text, stamp = found
         if role == "assistant":
             reply.append(text)
         else:
-            return Turn(prompt=text, reply="\n".join(reversed(reply)))
+            return Turn(prompt=text, reply="\n".join(reversed(reply)), at=stamp)
     return None

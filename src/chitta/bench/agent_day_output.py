@@ -1,0 +1,114 @@
+"""Reading what a hook printed, and telling which recorded turns it injected.
+
+The hooks' output format is changing (issue 16 parts 2-4): today each line of stdout is
+context; Claude Code's structured form is one JSON object whose
+``hookSpecificOutput.additionalContext`` is what the model sees and whose ``systemMessage``
+only the user sees. :func:`parse_hook_output` is the one place that knows both.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+#: A memory id: a ULID (26 characters of Crockford base32), whatever the line around it says.
+_ULID = re.compile(r"(?<![0-9A-Za-z])[0-9A-HJKMNP-TV-Z]{26}(?![0-9A-Za-z])")
+#: Characters of a recorded prompt that identify its episode in injected text when no id does.
+_KEY_CHARS = 48
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutput:
+    """What one hook run gave: the model's context, the user's notice, and the ids named."""
+
+    context: str  # what goes into the model's context
+    notice: str  # what only the user sees (systemMessage)
+    ids: tuple[str, ...]  # memory ids in ``context``, first occurrence order
+
+    @property
+    def tokens(self) -> float:
+        """The context's size in tokens, estimated as characters / 4."""
+        return len(self.context) / 4
+
+
+def parse_hook_output(stdout: str) -> HookOutput:
+    """The context, notice and memory ids of a hook's stdout: plain text lines (all of it is
+    context, as Claude Code reads a plain stdout) or one JSON object (Claude Code's
+    structured hook output)."""
+    text = stdout.strip()
+    context, notice = text, ""
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict):
+            specific = obj.get("hookSpecificOutput")
+            extra = specific.get("additionalContext") if isinstance(specific, dict) else None
+            context = extra if isinstance(extra, str) else ""
+            notice = obj["systemMessage"] if isinstance(obj.get("systemMessage"), str) else ""
+    return HookOutput(context, notice, tuple(dict.fromkeys(_ULID.findall(context))))
+
+
+def recorded_id(stdout: str, stderr: str = "") -> str | None:
+    """The memory id a Stop hook reports having recorded, in either format, if it names one."""
+    found = _ULID.findall(f"{stdout}\n{stderr}")
+    return found[0] if found else None
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """A recorded turn: its memory id (if the Stop hook named it), session, turn ids, key."""
+
+    ref: str  # the memory id, or "turn:<first dia_id>" when the hook named none
+    session: str  # the Claude Code session that recorded it
+    turns: tuple[str, ...]
+    key: str  # the start of the prompt, flattened, to find the episode by content
+
+
+@dataclass(slots=True)
+class Ledger:
+    """The episodes recorded for one question, and what each session was shown."""
+
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    shown: dict[str, set[str]] = field(default_factory=dict)  # session -> refs injected
+
+    def record(self, memory_id: str | None, session: str, turns: tuple[str, ...],
+               prompt: str) -> None:  # fmt: skip
+        """Note a Stop hook's episode (a near-duplicate may fold into an existing id)."""
+        ref = memory_id or f"turn:{turns[0]}"
+        known = self.episodes.get(ref)
+        if known is not None:
+            turns = tuple(dict.fromkeys((*known.turns, *turns)))
+            session = known.session
+        self.episodes[ref] = Episode(ref, session, turns, _flat(prompt)[:_KEY_CHARS])
+
+    def injected(self, out: HookOutput) -> list[str]:
+        """The refs ``out`` injected: memory ids it names (known here or not), and recorded
+        episodes without an id whose prompt start appears in the context."""
+        refs = list(out.ids)
+        flat = _flat(out.context)
+        for ep in self.episodes.values():
+            if ep.ref.startswith("turn:") and len(ep.key) >= 16 and ep.key in flat:
+                refs.append(ep.ref)
+        return refs
+
+    def show(self, session: str, refs: list[str]) -> tuple[int, int]:
+        """Note ``refs`` shown in ``session``: (repeats of refs it was shown before, self-echo:
+        episodes this same session recorded)."""
+        seen = self.shown.setdefault(session, set())
+        repeats = sum(1 for r in refs if r in seen)
+        echo = sum(1 for r in refs if (ep := self.episodes.get(r)) and ep.session == session)
+        seen.update(refs)
+        return repeats, echo
+
+    def gold_hits(self, refs: list[str], gold: tuple[str, ...]) -> list[str]:
+        """The gold turns held by the episodes among ``refs``."""
+        wanted = set(gold)
+        hits = {t for r in refs if (ep := self.episodes.get(r)) for t in ep.turns if t in wanted}
+        return sorted(hits)
