@@ -19,8 +19,8 @@ from chitta.errors import ChittaError
 from chitta.validate import parse_time
 
 Reply = dict[str, Any]
-#: What each element of a compact row is (the reply says it once, under ``fields``).
-FIELDS = ["text", "id", "kind", "age", "realm"]
+#: What each element of a compact row is (the tool's description says it, not each reply).
+FIELDS = ("text", "id", "kind", "age", "realm")
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
 #: Up to this age a row's time is said as an age ("3d"); older, as its date.
@@ -81,7 +81,6 @@ def compact_recall(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     out: Reply = {"ok": True}
     if (said := band(reply.get("confidence"))) is not None:
         out["band"] = said
-    out["fields"] = FIELDS
     out["hits"] = [_row(h.get("content", ""), h, _when(h), realm, now_ms) for h in reply["hits"]]
     corrections = reply.get("corrections") or []
     if corrections:
@@ -97,7 +96,6 @@ def compact_reconstruct(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     out: Reply = {"ok": True}
     if (said := band(reply.get("confidence"))) is not None:
         out["band"] = said
-    out["fields"] = FIELDS
     out["items"] = [_row(i.get("quote", ""), i, i.get("when"), realm, now_ms)
                     for i in reply["items"]]  # fmt: skip
     if reply.get("omitted"):
