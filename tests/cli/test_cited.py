@@ -464,7 +464,9 @@ def test_the_mcp_tool_answers_from_the_homes_cited_toml(
             out["tool"] = tools["cited_recall"]
             result = await session.call_tool("cited_recall", {"query": QUESTION, "limit": 2})
             out["error"] = result.is_error
-            out["data"] = json.loads(result.content[0].text)
+            (block,) = result.content  # sent once, as JSON text
+            out["structured"] = result.structured_content
+            out["data"] = json.loads(block.text)
             bad = await session.call_tool("cited_recall", {"query": QUESTION, "config": "x"})
             out["bad"] = json.loads(bad.content[0].text)
 
@@ -473,7 +475,7 @@ def test_the_mcp_tool_answers_from_the_homes_cited_toml(
     assert tool.annotations.read_only_hint is True
     assert "numbered citations" in tool.description and "cited.toml" in tool.description
     assert set(tool.input_schema["properties"]) == {"query", "limit", "realm"}
-    assert out["error"] is False and data["ok"] is True
+    assert out["error"] is False and data["ok"] is True and out["structured"] is None
     assert data["answer_mode"] == "model" and data["synthesized_answer"] == MODEL_ANSWER
     assert all(s["count"] <= 2 for s in data["sources"].values())
     assert out["bad"]["ok"] is False and "config" in out["bad"]["message"]

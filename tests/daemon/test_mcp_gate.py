@@ -48,7 +48,8 @@ Call = Callable[..., Awaitable[dict[str, Any]]]
 def mcp_recall(
     home: Path, *queries: dict[str, Any], tool: str = "recall", **env: str
 ) -> list[dict[str, Any]]:
-    """The ``tool``'s JSON for each of ``queries``, from one MCP server run with ``env``."""
+    """The ``tool``'s JSON for each of ``queries``, from one MCP server run with ``env``; with
+    ``verbose`` (the full shape, gate block and all) unless the query says otherwise."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "chitta", "mcp"],
@@ -63,7 +64,7 @@ def mcp_recall(
         ):
             await session.initialize()
             for args in queries:
-                result = await session.call_tool(tool, args)
+                result = await session.call_tool(tool, {"verbose": True, **args})
                 assert not result.is_error, result.content
                 out.append(json.loads(result.content[0].text))
 
@@ -150,6 +151,19 @@ def test_unknown_silence_off_keeps_every_row_and_says_so(module_home, ids) -> No
     assert [hit["id"] for hit in off["hits"]] == [hit["id"] for hit in ungated]
     assert {hit["admitted"] for hit in off["hits"]} == {"hyb"}
     assert semantic["hits"] and {hit["admitted"] for hit in semantic["hits"]} == {"sem"}
+
+
+def test_the_compact_reply_keeps_the_gates_rows_and_states_the_band(module_home, ids) -> None:
+    off, known = mcp_recall(
+        module_home,
+        {"query": OFF_TOPIC, "realm": DEMO, "verbose": False},
+        {"query": "why SQLite WAL?", "realm": DEMO, "verbose": False},
+    )
+    espresso = [DEMO_MEMORIES["espresso"], ids["espresso"], "insight", "0m"]
+    assert off == {"ok": True, "band": off["band"], "hits": [espresso]}
+    assert off["band"].startswith("UNKNOWN (") and "holds little on this" in off["band"]
+    assert known["band"].startswith("KNOWN (") and known["hits"][0][1] == ids["wal"]
+    assert all(len(row) == 4 for row in known["hits"])  # the asked realm is not repeated
 
 
 def test_reconstruct_passes_the_same_gate_as_recall(module_home, ids) -> None:

@@ -6,7 +6,8 @@ the daemon's JSON-RPC method of the same name. The server holds no store: it con
 daemon's socket for every call, starting ``chitta serve`` in the background when nothing
 answers there (daemon/launch.py). The realm of a call that names none is the realm rule's
 (chitta/scope.py), over the client's workspace when the client tells it (MCP roots), else
-over this process's working directory. Results are the daemon's JSON (``"ok": true`` …);
+over this process's working directory. Results are the daemon's JSON (``"ok": true`` …), as
+mcp/reply.py leans it for an agent (recall's compact rows unless ``verbose``);
 failures are ``{"ok": false, "error": <code>, "message": …}`` with the tool result flagged as
 an error, so the calling model reads which argument to fix. Stdout carries protocol messages
 only; logs go to stderr.
@@ -33,6 +34,7 @@ from chitta.config import Settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.errors import ChittaError, DaemonUnavailable
+from chitta.mcp.reply import lean, now_ms
 from chitta.ops import OPERATIONS, Operation, check_params, given
 from chitta.recall.gate import gate_reply
 from chitta.scope import DEFAULT_REALM, RealmChoice, resolve_realm
@@ -103,7 +105,9 @@ def tools() -> list[Operation]:
 
 def tool_of(op: Operation) -> MCPTool:
     """The MCP tool of ``op``: its name, description, input schema and hints."""
-    return MCPTool(name=op.name, description=op.mcp, input_schema=op.input_schema(),
+    # One line of prose, whatever the source's line breaks and indentation.
+    description = " ".join(op.mcp.split())
+    return MCPTool(name=op.name, description=description, input_schema=op.input_schema(),
                    annotations=_HINTS[op.effect])  # fmt: skip
 
 
@@ -141,6 +145,8 @@ class ChittaMCP(MCPServer):
             return as_result({"ok": False, "error": exc.code, "message": str(exc)})
         await self._learn_workspace(context)
         params = given(arguments)
+        # verbose shapes this server's reply only: the daemon always answers in full.
+        verbose = bool(params.pop("verbose", False)) or bool(params.get("trace"))
         realm = self.realm.name
         for p in op.params:
             if p.realm and p.mcp and not params.get(p.name) and p.type != "list":
@@ -153,7 +159,8 @@ class ChittaMCP(MCPServer):
                                strategy=params.get("strategy", "hybrid"),
                                settings=self.forwarder.settings.gate,
                                rows="hits" if name == "recall" else "items")  # fmt: skip
-        return as_result(reply)
+        return as_result(lean(name, reply, realm=params.get("realm", realm), verbose=verbose,
+                              now_ms=now_ms()))  # fmt: skip
 
     async def _learn_workspace(self, context: Any) -> None:
         """Once: the client's workspace (its first root) as the realm rule's folder, unless
@@ -186,14 +193,14 @@ async def _client_root(context: Any) -> Path | None:
 
 
 def as_result(value: Result) -> CallToolResult:
-    """A tool's JSON as an MCP result: as text and as structured content, flagged as an
-    error when ``ok`` is false."""
-    text = json.dumps(value, ensure_ascii=False)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)],
-        structured_content=value,
-        is_error=not value.get("ok", False),
-    )
+    """A tool's JSON as an MCP result, flagged as an error when ``ok`` is false.
+
+    Sent once, as compact JSON text: the model reads a tool result's text content, and a
+    structuredContent copy (optional without an outputSchema, MCP 2025-06-18 "Structured
+    Content") would double what the client passes on."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          is_error=not value.get("ok", False))  # fmt: skip
 
 
 def _bad(message: str) -> Result:

@@ -109,15 +109,17 @@ STATUS = Operation(
     "Show the store, the model, the realm in use and what the store holds.",
     (),
     _status,
-    mcp="The store, the model, memories per realm, and the daemon's figures.",
+    mcp="The store, model, memories per realm, daemon.",
 )
 EXPORT = Operation(
     "export_memories",
     "Write memories, episodes, triplets and entity aliases as JSONL.",
     (
-        Param("realm", "text", "Only this realm (default: every realm).", short="-r"),
-        Param("embeddings", "flag", "Include vectors (base64 float32).", default=False),
-        Param("include_deleted", "flag", "Include forgotten memories.", default=False),
+        Param("realm", "text", "Only this realm (default: all).", short="-r"),
+        Param(
+            "embeddings", "flag", "Include vectors (base64 float32).", default=False, mcp=False
+        ),  # kilobytes of base64 per memory: not for a model's context
+        Param("include_deleted", "flag", "Include forgotten memories.", default=False, mcp=False),
         Param(
             "path",
             "text",
@@ -128,18 +130,18 @@ EXPORT = Operation(
         ),
     ),  # fmt: skip
     _export,
-    mcp="Every memory, episode and triplet as JSONL text (the jsonl field), with counts.",
+    mcp="The store as JSONL text (jsonl), with counts.",
 )
 IMPORT = Operation(
     "import_memories",
     "Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped.",
     (
-        Param("jsonl", "text", "JSONL text, as export_memories gives it.", cli=False),
+        Param("jsonl", "text", "JSONL, as export_memories gives it.", cli=False),
         Param("path", "text", "The file to read. " + PATH_HELP, positional=True, mcp=False),
         Param(
             "into",
             "text",
-            "Put everything into this realm, under new ids.",
+            "Into this realm, under new ids.",
             short="-r",
             aliases=("--realm",),
         ),
@@ -149,7 +151,7 @@ IMPORT = Operation(
     long=True,
     creates=True,
     effect="write",
-    mcp="Import JSONL; bad lines are reported and skipped, existing ids are kept.",
+    mcp="Import JSONL text; bad lines are reported and skipped.",
 )
 BACKUP = Operation(
     "backup",

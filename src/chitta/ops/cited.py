@@ -31,7 +31,7 @@ CITED_RECALL = Operation(
         Param(
             "limit",
             "int",
-            "Passages asked of each source (default: cited.toml's, 5).",
+            "Passages per source (default: cited.toml's, 5).",
             minimum=1,
             maximum=MAX_LIMIT,
             short="-n",
@@ -39,8 +39,7 @@ CITED_RECALL = Operation(
         Param(
             "realm",
             "text",
-            "This store's realm to search (default: the workspace's); the "
-            "sources file can name others.",
+            "The realm (default: the workspace's).",
             cli=False,
             realm=True,
         ),
@@ -63,9 +62,7 @@ CITED_RECALL = Operation(
         ),
     ),  # fmt: skip
     _cited_recall,
-    mcp="One answer to a question with numbered citations ([1], [2] in the answer, listed in "
-    "citations), or abstained: true with abstention_reason. The sources come from "
-    "cited.toml in the chitta home; without one, this store's realm alone.",
+    mcp="One answer with numbered citations, or abstained; sources from cited.toml.",
 )
 
 OPERATIONS = (CITED_RECALL,)

@@ -7,29 +7,53 @@ from pathlib import Path
 from chitta.errors import BadArgument
 from chitta.ops.spec import Context, Param
 from chitta.recall.config import MAX_LIMIT, PRESETS
+from chitta.recall.time_cue import CONFIDENCES, LONG_AGO, UNIT_MS
 
-REALM = Param("realm", "text", "The realm (project). Default: the workspace's (CHITTA_REALM, "
-              "else the git root's name, else default).", short="-r", realm=True)  # fmt: skip
-AGENT = Param("agent_id", "text", "Agent id: only this agent's memories.", flag="--agent",
-              aliases=("--agent-id",))  # fmt: skip
-CHANNEL = Param("channel", "text", "Channel: only this channel's memories.")
-SESSION = Param("session", "text", "The asking agent session: what it stored and was shown "
-                "lately primes recall (the ctx lane).")  # fmt: skip
+REALM = Param("realm", "text", "The realm (default: the workspace's).", short="-r",
+              realm=True, cli_help="The realm (project). Default: the workspace's "
+              "(CHITTA_REALM, else the git root's name, else default).")  # fmt: skip
+# Isolation axes for deployments of several agents; left out of MCP, whose tool list goes
+# with every request of a single agent (the daemon and the CLI take them).
+AGENT = Param("agent_id", "text", "Only this agent's memories.", flag="--agent",
+              aliases=("--agent-id",), mcp=False)  # fmt: skip
+CHANNEL = Param("channel", "text", "Only this channel's memories.", mcp=False)
+# MCP leaves it out: an MCP client does not tell its model a session id to pass.
+SESSION = Param("session", "text", "The asking session: its recent memories prime recall.",
+                mcp=False,
+                cli_help="The asking agent session: what it stored and was shown lately "
+                "primes recall (the ctx lane).")  # fmt: skip
 LIMIT = Param("limit", "int", "At most this many memories.", default=10, minimum=1,
               maximum=MAX_LIMIT, short="-n")  # fmt: skip
-STRATEGY = Param("strategy", "text", "hybrid (keyword + semantic + more lanes), semantic, "
-                 "keyword, or field (every lane).", default="hybrid", choices=tuple(PRESETS),
+STRATEGY = Param("strategy", "text", "Lanes: hybrid (main ones), one, or field (all).",
+                 default="hybrid", choices=tuple(PRESETS),
                  short="-s")  # fmt: skip
-TRACE = Param("trace", "flag", "Add the recall trace: every lane's candidates, fusion, gate, "
-              "order (ids and scores, no text).", default=False)  # fmt: skip
+TRACE = Param("trace", "flag", "Add the recall trace (no text).",
+              default=False, cli_help="Add the recall trace: every lane's candidates, fusion, "
+              "gate, order (ids and scores, no text).")  # fmt: skip
+#: MCP only: the reply's details for an agent that wants them (mcp/reply.py).
+VERBOSE = Param("verbose", "flag", "Full reply: lane ranks, scores, gate drops.",
+                default=False, cli=False)  # fmt: skip
+#: The time cue's fields as recall/time_cue.py reads them.
+TIME_CUE_SHAPE = {
+    "type": "object",
+    "properties": {
+        "after": {"type": "string"},
+        "before": {"type": "string"},
+        "ago": {"anyOf": [{"const": LONG_AGO},
+                          {"type": "object", "properties": {
+                              "unit": {"enum": list(UNIT_MS)},
+                              "value": {"type": "integer", "minimum": 1}},
+                           "required": ["unit", "value"]}]},
+        "confidence": {"enum": list(CONFIDENCES)},
+    },
+    "required": ["confidence"],
+}  # fmt: skip
 TIME_CUE = Param(
     "time_cue", "object",
-    "Only when the request names a time: roughly when it happened, e.g. "
-    '{"after": "2026-08-01", "before": "2026-08-31", "confidence": "likely"} or '
-    '{"ago": {"unit": "weeks", "value": 3}, "confidence": "sure"} (sure, likely, vague). '
-    "Moves rows from that period up a few places and adds up to 3; never removes one.",
+    "Only if the query names a time.",
+    shape=TIME_CUE_SHAPE,
 )  # fmt: skip
-MEMORY_ID = Param("id", "text", "A memory id, as remember or recall returned it.",
+MEMORY_ID = Param("id", "text", "Its id, from remember or recall.",
                   required=True, positional=True)  # fmt: skip
 DATE_HELP = "ISO 8601, e.g. 2026-11-29 or 2026-11-29T13:45+01:00 (UTC when no zone is given)"
 

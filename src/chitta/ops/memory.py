@@ -15,6 +15,7 @@ from chitta.ops.common import (
     STRATEGY,
     TIME_CUE,
     TRACE,
+    VERBOSE,
 )
 from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
@@ -24,7 +25,8 @@ from chitta.store.kinds import Kind
 if TYPE_CHECKING:
     from chitta.api import Chitta
 
-KINDS_HELP = ", ".join(k.value for k in Kind)
+KINDS = tuple(k.value for k in Kind)
+KINDS_HELP = ", ".join(KINDS)
 
 
 def _remember(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -91,7 +93,7 @@ def _decay(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     return {"decayed": chitta.decay()}
 
 
-QUERY = Param("query", "text", "What you want to know, in plain words.", required=True,
+QUERY = Param("query", "text", "What you want to know.", required=True,
               positional=True)  # fmt: skip
 SCOPE = (REALM, AGENT, CHANNEL)
 
@@ -102,34 +104,53 @@ REMEMBER = Operation(
         Param(
             "content",
             "text",
-            "The memory: one fact, decision, lesson or preference.",
+            "One fact, decision, lesson or preference.",
+            cli_help="The memory: one fact, decision, lesson or preference.",
             required=True,
             positional=True,
         ),
-        Param("kind", "text", f"One of: {KINDS_HELP} (default insight).", short="-k"),
+        Param(
+            "kind",
+            "text",
+            "Its kind (default insight).",
+            short="-k",
+            enum=KINDS,
+            cli_help=f"One of: {KINDS_HELP} (default insight).",
+        ),
         REALM,
-        replace(AGENT, help="The agent the memory belongs to (an isolation axis)."),
-        replace(CHANNEL, help="The channel the memory belongs to (an isolation axis)."),
-        Param("tags", "tags", "Tags: a list, or comma-separated (storage,decision).", short="-t"),
-        Param("event_time", "when", "When it happened (ISO 8601), if not now."),
-        Param("supersedes", "text", "Id of the memory this one replaces (same realm)."),
+        replace(AGENT, help="The agent it belongs to (an isolation axis)."),
+        replace(CHANNEL, help="The channel it belongs to (an isolation axis)."),
+        Param(
+            "tags",
+            "tags",
+            'Tags, e.g. ["storage"].',
+            short="-t",
+            cli_help="Tags: a list, or comma-separated (storage,decision).",
+        ),
+        Param(
+            "event_time",
+            "when",
+            "When it happened (ISO 8601).",
+            cli_help="When it happened (ISO 8601), if not now.",
+        ),
+        Param("supersedes", "text", "Id of the memory it replaces."),
         Param(
             "confidence",
             "number",
-            "Initial confidence in (0, 1); default 0.7.",
+            "How sure, 0 to 1 (default 0.7).",
             minimum=0,
             maximum=1,
+            mcp=False,  # evidence comes through strengthen and weaken
         ),
-        Param("session", "text", "Source: the session it came from."),
-        Param("file", "text", "Source: the file it is about."),
-        Param("url", "text", "Source: the URL it came from."),
+        Param("session", "text", "Source: the session it came from.", mcp=False),
+        Param("file", "text", "Source: the file it is about.", mcp=False),
+        Param("url", "text", "Source: the URL it came from.", mcp=False),
     ),  # fmt: skip
     _remember,
     writes=True,
     creates=True,
     effect="write",
-    mcp="Store a memory. A near-duplicate reinforces the existing one instead "
-    "(deduplicated: true); supersedes replaces an older memory.",
+    mcp="Store a memory (a near-duplicate reinforces the old one).",
 )
 
 RECALL = Operation(
@@ -145,9 +166,10 @@ RECALL = Operation(
             "ablate",
             "list",
             f"Lanes or stages to switch off: {', '.join(sorted(KNOWN_LANES | KNOWN_STAGES))}.",
+            mcp=False,  # a benchmark's knob, not an agent's
         ),
-        Param("fusion", "text", "Fusion mode (default: the strategy's).", choices=FUSIONS),
-        Param("cross_realm", "flag", "Also search the other realms (lane xr).", default=False),
+        Param("fusion", "text", "Fusion (default: the strategy's).", choices=FUSIONS),
+        Param("cross_realm", "flag", "Also search the other realms.", default=False),
         # The old spelling of ablate=["hdc"], kept so that scripts still run.
         Param(
             "disable_hdc",
@@ -157,26 +179,29 @@ RECALL = Operation(
             mcp=False,
             hidden=True,
         ),
-        Param("include_superseded", "flag", "Also return replaced memories.", default=False),
+        Param(
+            "include_superseded", "flag", "Also return replaced memories.", default=False, mcp=False
+        ),
         SESSION,
         Param(
             "rerank",
             "flag",
             "Use the cross-encoder stage, if one is set up.",
             default=True,
+            mcp=False,  # the operator's choice (CHITTA_RERANK_ONNX_DIR), not an agent's
             cli_help="Skip the cross-encoder stage (if one is set up).",
         ),
         TRACE,
         TIME_CUE,
+        VERBOSE,
         # false: leave no access history (cited recall's reads of other stores).
         Param(
             "record", "flag", "Record the hits' access history.", default=True, cli=False, mcp=False
         ),
     ),  # fmt: skip
     _recall,
-    mcp="Find the memories that best answer a query, ranked, with the lanes that found them. "
-    "confidence.words says whether the store knows this (KNOWN) or probably not (UNKNOWN: "
-    "then only rows sharing a distinctive word with the query are kept).",
+    mcp="Memories answering a query, best first: rows [text, id, kind, age, realm if other]; "
+    "band KNOWN or UNKNOWN (then only rows sharing a rare word).",
 )
 
 RECONSTRUCT = Operation(
@@ -189,20 +214,19 @@ RECONSTRUCT = Operation(
         Param(
             "budget",
             "int",
-            "Characters of quotes.",
+            "Characters of quotes, at most.",
             default=DEFAULT_BUDGET,
             minimum=100,
             maximum=100_000,
         ),
-        STRATEGY,
+        replace(STRATEGY, mcp=False),
         SESSION,
         TRACE,
-        TIME_CUE,
+        replace(TIME_CUE, mcp=False),  # recall takes it; its definition is long
+        VERBOSE,
     ),  # fmt: skip
     _reconstruct,
-    mcp="The answer as items that quote the stored records behind them (kind, ref, time, why "
-    "recalled), within a character budget; omitted lists what did not fit. Under UNKNOWN "
-    "only items sharing a distinctive word with the query are kept.",
+    mcp="recall as quotes within a character budget; omitted: ids that did not fit.",
 )
 
 SHOW = Operation(
@@ -219,7 +243,7 @@ FORGET = Operation(
     _on_id("forget"),
     writes=True,
     effect="destructive",
-    mcp="Forget a memory (soft delete; `chitta restore ID` brings it back).",
+    mcp="Forget a memory (soft delete).",
 )
 RESTORE = Operation(
     "restore", "Bring back a forgotten memory.", (MEMORY_ID,), _on_id("restore"), writes=True
@@ -232,7 +256,7 @@ STRENGTHEN = Operation(
     _on_id("strengthen"),
     writes=True,
     effect="write",
-    mcp="Record evidence for a memory: its confidence and strength go up.",
+    mcp="Evidence for a memory (more confidence).",
 )
 WEAKEN = Operation(
     "weaken",
@@ -241,7 +265,7 @@ WEAKEN = Operation(
     _on_id("weaken"),
     writes=True,
     effect="write",
-    mcp="Record evidence against a memory: its confidence and strength go down.",
+    mcp="Evidence against a memory (less confidence).",
 )
 SUPERSEDE = Operation(
     "supersede",

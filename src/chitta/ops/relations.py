@@ -10,11 +10,12 @@ from chitta.ops.spec import Context, Operation, Param, Params
 if TYPE_CHECKING:
     from chitta.api import Chitta
 
-PREDICATE_HELP = (
+PREDICATE_HELP = "e.g. imports, lives_in, or your own."
+PREDICATE_CLI_HELP = (
     "calls, contains, imports, inherits, corrects, relates_to, or one of your own; case, "
     "spaces and hyphens do not matter (Lives In = lives_in)."
 )
-ENTITY = "An entity name; case and spacing do not matter."
+ENTITY = "Entity name, any case."
 
 
 def _add(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -71,23 +72,40 @@ ADD = Operation(
     "is not stored twice).",
     (
         Param("subject", "text", ENTITY, required=True, positional=True),
-        Param("predicate", "text", PREDICATE_HELP, required=True, positional=True),
+        Param(
+            "predicate",
+            "text",
+            PREDICATE_HELP,
+            required=True,
+            positional=True,
+            cli_help=PREDICATE_CLI_HELP,
+        ),
         Param("object", "text", ENTITY, required=True, positional=True),
         Param(
-            "weight", "number", "How strongly the edge holds, in (0, 1].", default=1.0, short="-w"
+            "weight",
+            "number",
+            "How strongly it holds, in (0, 1].",
+            default=1,
+            short="-w",
+            mcp=False,
         ),
-        Param("valid_from", "when", f"When the edge began to hold (default now); {DATE_HELP}."),
-        Param("source_memory", "text", "Id of the memory that states it (same realm)."),
+        Param(
+            "valid_from",
+            "when",
+            "Since when it holds (ISO 8601).",
+            cli_help=f"When the edge began to hold (default now); {DATE_HELP}.",
+        ),
+        Param("source_memory", "text", "Id of the memory stating it."),
         REALM,
     ),  # fmt: skip
     _add,
     writes=True,
     creates=True,
     effect="idempotent",
-    mcp="Store a fact as an edge: subject -predicate-> object (e.g. auth.py imports jwt; "
-    "Alice lives_in Paris). An equal edge that already holds is not stored twice "
-    "(existing: true).",
+    mcp="Store a fact as an edge subject -predicate-> object (auth.py imports jwt), once.",
 )
+# Not MCP tools: curating edges is a person's or a script's work, and every tool's definition
+# goes with each request an agent makes (docs/mcp.md, "What the tools cost").
 INVALIDATE = Operation(
     "invalidate_triplet",
     "Mark the edge ID as no longer holding; it is kept for as_of questions.",
@@ -95,40 +113,46 @@ INVALIDATE = Operation(
         Param(
             "id",
             "text",
-            "A triplet id, as add_triplet or find_triplets returned it.",
+            "The edge's id (from add_triplet or find_triplets).",
             required=True,
             positional=True,
         ),
-        Param("at", "when", f"When the edge stopped holding (default now); {DATE_HELP}."),
+        Param(
+            "at",
+            "when",
+            "When it stopped holding (ISO 8601; default now).",
+            cli_help=f"When the edge stopped holding (default now); {DATE_HELP}.",
+        ),
     ),  # fmt: skip
     _invalidate,
     writes=True,
     effect="idempotent",
-    mcp="Mark an edge as no longer holding from `at` (default now). Nothing is deleted: the "
-    "edge is kept for history and answers as_of questions about the time before.",
 )
 FIND = Operation(
     "find_triplets",
     "List the edges that hold now (or at --as-of), newest first.",
     (
-        Param(
-            "subject", "text", "Only edges from this entity (or one of its aliases).", short="-s"
-        ),
+        Param("subject", "text", "Only edges from this entity (or its aliases).", short="-s"),
         Param("predicate", "text", "Only edges over this predicate.", short="-p"),
         Param("object", "text", "Only edges to this entity (or its aliases).", short="-o"),
         REALM,
-        Param("as_of", "when", f"The edges that held at this time (default now); {DATE_HELP}."),
+        Param(
+            "as_of",
+            "when",
+            "The edges that held then (ISO 8601; default now).",
+            cli_help=f"The edges that held at this time (default now); {DATE_HELP}.",
+        ),
         Param(
             "include_invalidated",
             "flag",
-            "Every edge, invalidated ones too (not with as_of).",
+            "Invalidated edges too (not with as_of).",
             default=False,
             flag="--all",
         ),
         Param(
             "limit",
             "int",
-            "At most this many edges, newest first.",
+            "At most this many edges.",
             default=100,
             minimum=1,
             maximum=1000,
@@ -136,8 +160,6 @@ FIND = Operation(
         ),
     ),  # fmt: skip
     _find,
-    mcp="The stored edges matching the names given (aliases resolved), newest first: those "
-    "that hold now, or held at as_of.",
 )
 ALIAS = Operation(
     "alias_entity",
@@ -157,8 +179,6 @@ ALIAS = Operation(
     writes=True,
     creates=True,
     effect="idempotent",
-    mcp="Make alias name the same entity as canonical, so that edges stored under either "
-    "name answer for both.",
 )
 UNALIAS = Operation(
     "remove_alias",
@@ -182,7 +202,12 @@ ANALOGY = Operation(
         Param("b", "text", ENTITY, required=True, positional=True),
         Param("c", "text", ENTITY, required=True, positional=True),
         REALM,
-        Param("as_of", "when", f"Answer over the edges that held then; {DATE_HELP}."),
+        Param(
+            "as_of",
+            "when",
+            "Over the edges that held then (ISO 8601).",
+            cli_help=f"Answer over the edges that held then; {DATE_HELP}.",
+        ),
         Param(
             "limit",
             "int",
@@ -191,6 +216,7 @@ ANALOGY = Operation(
             minimum=1,
             maximum=100,
             short="-n",
+            mcp=False,
         ),
     ),  # fmt: skip
     _analogy,
@@ -198,9 +224,7 @@ ANALOGY = Operation(
     "the A->B and C->D edges behind it. When A and B are not related, or C has no edge over "
     "those predicates, the command abstains and says which (exit code 0: that is an answer "
     "too).",
-    mcp="a is to b as c is to what? Follows the predicates of the stored edges from a to b, "
-    "from c; each answer has its supporting edges. Without the relation stored it abstains "
-    "(abstained: true, reason_code unknown_entity, a_b_unrelated or c_no_edge).",
+    mcp="a is to b as c is to what? From the stored edges, or it abstains (reason_code).",
 )
 
 OPERATIONS = (ADD, INVALIDATE, FIND, ALIAS, UNALIAS, ALIASES, ANALOGY)

@@ -39,8 +39,9 @@ _JSON_SCHEMA: Mapping[str, dict[str, Any]] = {
     "flag": {"type": "boolean"},
     "list": {"type": "array", "items": {"type": "string"}},
     "object": {"type": "object"},
-    "tags": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
-    "when": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+    # The canonical forms; the checks also take "a,b" tags and epoch milliseconds.
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "when": {"type": "string"},
 }
 _WORDS = {"text": "text", "int": "a whole number", "number": "a number", "flag": "true or false",
           "list": "a list of text", "object": "an object", "tags": "text or a list of text",
@@ -52,7 +53,10 @@ class Param:
     """One named parameter of an operation.
 
     ``default`` is what the implementation uses when the parameter is left out (``None``: the
-    operation's own default, named in ``help``). ``cli``/``mcp`` say where it is offered;
+    operation's own default, named in ``help``). ``choices`` are the only values accepted;
+    ``enum`` are the canonical values the schema lists where the operation also reads other
+    spellings (kinds in any case), so they are not enforced here. ``shape`` is the JSON schema
+    of an ``object`` parameter's fields. ``cli``/``mcp`` say where it is offered;
     ``flag`` and ``short`` name its CLI option when the name alone would not do, and
     ``positional`` makes it a CLI argument. ``realm`` marks the scope parameter that the
     realm rule (chitta/scope.py) fills when a caller leaves it out.
@@ -64,6 +68,8 @@ class Param:
     required: bool = False
     default: Any = None
     choices: tuple[str, ...] = ()
+    enum: tuple[str, ...] = ()
+    shape: Mapping[str, Any] | None = None
     minimum: float | None = None
     maximum: float | None = None
     positional: bool = False
@@ -83,17 +89,24 @@ class Param:
 
     def schema(self) -> dict[str, Any]:
         """This parameter's JSON schema (for MCP's input schema)."""
-        out: dict[str, Any] = dict(_JSON_SCHEMA[self.type])
-        if self.choices:
-            out = {"type": "string", "enum": list(self.choices)}
+        out: dict[str, Any] = {"description": self.help}
+        out.update(self.shape if self.shape is not None else _JSON_SCHEMA[self.type])
+        if self.choices or self.enum:  # an enum of text says the type
+            out.pop("type", None)
+            out["enum"] = list(self.choices or self.enum)
         if self.minimum is not None:
-            out["minimum"] = self.minimum
+            out["minimum"] = _number(self.minimum)
         if self.maximum is not None:
-            out["maximum"] = self.maximum
-        if self.default is not None:
+            out["maximum"] = _number(self.maximum)
+        # A flag left out is false: saying so costs every request a few characters.
+        if self.default is not None and self.default is not False:
             out["default"] = self.default
-        out["description"] = self.help
         return out
+
+
+def _number(value: float) -> float | int:
+    """A bound as JSON writes it shortest (1, not 1.0)."""
+    return int(value) if float(value).is_integer() else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +160,17 @@ class Operation:
         return {"ok": True, **self.run(chitta, given(params), context)}
 
     def input_schema(self) -> dict[str, Any]:
-        """The MCP tool's input schema: the parameters offered to MCP."""
+        """The MCP tool's input schema: the parameters offered to MCP (``required`` only when
+        some are)."""
         offered = [p for p in self.params if p.mcp]
-        return {
-            "type": "object",
-            "properties": {p.name: p.schema() for p in offered},
-            "required": [p.name for p in offered if p.required],
-            "additionalProperties": False,
-        }
+        out: dict[str, Any] = {"type": "object",
+                               "properties": {p.name: p.schema() for p in offered}}  # fmt: skip
+        required = [p.name for p in offered if p.required]
+        if required:
+            out["required"] = required
+        # No "additionalProperties": check_params refuses an unknown parameter by name anyway,
+        # and the schema is sent with every request.
+        return out
 
 
 def check_params(op: Operation, params: Params, *, offered: str | None = None) -> None:
