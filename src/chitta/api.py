@@ -33,6 +33,7 @@ from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
+from chitta.recall.shown import ShownLog
 from chitta.recall.time_cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
 from chitta.relations.analogy import Analogy, recall_analogy
@@ -115,6 +116,7 @@ class Chitta:
         self.gate = gate or GateSettings()  # the admission gate's switches, for traces
         self.opened_at = clock()
         self.sessions = SessionLog()
+        self.shown = ShownLog(store)  # what the hooks injected into each session (kept)
         self._calibration: calib.Calibration | None = None
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
         self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
@@ -497,6 +499,18 @@ class Chitta:
         if self.switches.admit_debug:
             print("\n".join(admit_lines(result)), file=sys.stderr)
         return result
+
+    def session_shown(
+        self, session: str, *, add: Sequence[str] = (), forget: bool = False
+    ) -> tuple[str, ...]:
+        """The ids the hooks put into agent session ``session``'s context (recall/shown.py),
+        after forgetting them if ``forget`` and adding ``add``; kept in the store, bounded."""
+        name = check_scope_name(session or None, "session")
+        if isinstance(add, str) or not all(isinstance(i, str) and i for i in add):
+            raise BadArgument("add must be a list of memory ids")
+        if not add and not forget:
+            return self.shown.shown(name)
+        return self.shown.update(name, list(add), forget=forget)
 
     def reconstruct(
         self,

@@ -42,6 +42,7 @@ IN_PROCESS = {
     "reranker": "the cross-encoder",
     "gate": "the admission gate's settings",
     "sessions": "the session log",
+    "shown": "the hooks' shown sets",
     "opened_at": "the time the store was opened",
 }
 
@@ -121,7 +122,7 @@ class DaemonChitta:
             realm=self._realm(realm), agent_id=agent_id, channel=channel,
             tags=tags if tags is None or isinstance(tags, str) else list(tags),
             event_time=_when(event_time), supersedes=supersedes, confidence=confidence,
-            session=source.session, file=source.file, url=source.url,
+            session=source.session, file=source.file, url=source.url, role=source.role,
         )  # fmt: skip
         return remembered_from_dict(reply)
 
@@ -186,6 +187,13 @@ class DaemonChitta:
                 f"memory {memory_id} is forgotten (restore it with `chitta restore`)"
             )
         return memory
+
+    def session_shown(
+        self, session: str, *, add: Sequence[str] = (), forget: bool = False
+    ) -> tuple[str, ...]:
+        """The ids the hooks put into agent session ``session``'s context (as Chitta's)."""
+        reply = self.call("session_shown", session=session, add=list(add), forget=forget)
+        return tuple(reply["shown"])
 
     def recall(
         self,

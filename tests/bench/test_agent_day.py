@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chitta.bench.agent_day_output import Ledger, parse_hook_output, recorded_id
+from chitta.bench.agent_day_output import Ledger, parse_hook_output, recorded_ids
 from chitta.bench.environment import default_locomo
 
 A, B = "01JD0000000000000000000001", "01JD0000000000000000000002"
@@ -37,7 +37,9 @@ def test_claude_code_json_keeps_only_additional_context() -> None:
 
 def test_the_ledger_counts_repeats_self_echo_and_gold() -> None:
     ledger = Ledger()
-    assert recorded_id(f"recorded the turn as episode {A} in realm r") == A
+    assert recorded_ids(f"recorded the turn as episode {A} in realm r") == [(None, A)]
+    both = f"recorded the turn as episodes user {A}, assistant {B} in realm r"
+    assert recorded_ids("", both) == [("user", A), ("assistant", B)]
     ledger.record(A, "s1", ("D1:1", "D1:2"), "I bought twelve dollar mugs for my coworkers")
     ledger.record(None, "s1", ("D1:3", "D1:4"), "My sister is visiting from Lisbon next month")
     text = (
@@ -72,7 +74,8 @@ def test_a_smoke_run_writes_the_figures(tmp_path: Path) -> None:
     assert (
         record["hook_wall_ms"]["stop"]["runs"] == 4 and record["hook_wall_ms"]["prompt"]["p50"] > 0
     )
-    assert record["store"]["memories"] == 4 and record["store"]["bytes"] > 0
+    # Two turns, each stored as two episodes (the user's side and the assistant's).
+    assert record["store"]["memories"] == 8 and record["store"]["bytes"] > 0
     (qtype,) = record["per_type"]
     assert set(record["per_type"][qtype]) >= {"hit_rate", "repeats", "self_echo", "injections"}
     assert "| **overall** | 1 |" in out.with_suffix(".md").read_text()

@@ -1,6 +1,6 @@
 """The admission gate (recall/gate.py) as `chitta hook prompt` applies it, against a real
-daemon: the band line, which lanes' rows an UNKNOWN prompt keeps, the terse negation, the
-settings, the debug lines and the small-realm relaxation.
+daemon: the band stated in the context, which lanes' rows an UNKNOWN prompt keeps, the
+terse negation, the settings, the debug lines and the small-realm relaxation.
 
 One daemon serves the module. Its realms stay under 20 memories, so every word of a prompt
 that is not a stop word is distinctive (gate.MIN_REALM_SIZE). The memories of realm demo are
@@ -66,30 +66,51 @@ _DEBUG = re.compile(
     r"confidence=(?P<confidence>\d\.\d{3}|-) band=(?P<band>KNOWN|UNKNOWN|-) "
     r"relaxed=(?P<relaxed>yes|no) (?P<state>admitted|dropped) (?P<reason>[a-z-]+)"
 )
-_MEMORY = re.compile(r"\[(?P<lane>corr|hyb|ctx|sem|kw|xr)\] (?P<id>[0-9A-Z]{26}) ")
+_SHOWN = re.compile(r"chitta shown: lane=(?P<lane>corr|hyb|ctx|sem|kw|xr) id=(?P<id>[0-9A-Z]{26})")
 _SUMMARY = re.compile(r"\[chitta\] realm \S+: (?P<admitted>\d+) memories admitted \(.*\); "
                       r"dropped: (?P<dropped>.*); \d+ ms of \d+ ms")  # fmt: skip
+#: The heading of the model's context, which states the band as a fact.
+BAND_FACT = {"KNOWN": "this store holds memories on this",
+             "UNKNOWN": "this store holds little on this"}  # fmt: skip
 
 
 @dataclass(frozen=True)
 class HookOutput:
-    """What one `chitta hook prompt` run printed, read back."""
+    """What one `chitta hook prompt` run printed, read back: the model's context from the JSON
+    on stdout, the diagnostics (CHITTA_ADMIT_DEBUG) from stderr."""
 
     code: int
-    lines: list[str]
+    stdout: str
     stderr: str
 
     @property
+    def lines(self) -> list[str]:
+        """The context lines the model sees ([] when the hook printed nothing)."""
+        if not self.stdout.strip():
+            return []
+        out = json.loads(self.stdout)
+        assert set(out) <= {"hookSpecificOutput", "systemMessage"}, out
+        assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        return out["hookSpecificOutput"]["additionalContext"].splitlines()
+
+    @property
     def band(self) -> str:
-        return self.lines[0]
+        """The band the context's heading states as a fact, KNOWN or UNKNOWN ("" for none)."""
+        heading = self.lines[0] if self.lines else ""
+        return next((b for b, fact in BAND_FACT.items() if fact in heading), "")
 
     @property
     def summary(self) -> str:
-        return self.lines[-1]
+        return next(line for line in self.stderr.splitlines() if _SUMMARY.fullmatch(line))
 
     def memories(self) -> list[tuple[str, str]]:
-        """(lane, id) of every memory line, in order."""
-        return [(m["lane"], m["id"]) for line in self.lines if (m := _MEMORY.match(line))]
+        """(lane, id) of every memory put into the context, in order (from the debug lines),
+        each checked against the context's lines."""
+        shown = [(m["lane"], m["id"]) for line in self.stderr.splitlines()
+                 if (m := _SHOWN.fullmatch(line))]  # fmt: skip
+        ids = [line.rsplit(", id ", 1)[1].split(":", 1)[0] for line in self.lines[1:]]
+        assert ids == [memory_id for _, memory_id in shown], (ids, shown)
+        return shown
 
     def ids(self) -> set[str]:
         return {memory_id for _, memory_id in self.memories()}
@@ -109,9 +130,12 @@ class HookOutput:
         return Counter({cause: int(n) for cause, n in causes})
 
     def verdicts(self) -> list[dict[str, str]]:
-        """The CHITTA_ADMIT_DEBUG lines, parsed; every stderr line must be one."""
+        """The CHITTA_ADMIT_DEBUG lines, parsed; every other stderr line is a shown line or
+        the summary."""
         out = []
         for line in self.stderr.splitlines():
+            if _SHOWN.fullmatch(line) or _SUMMARY.fullmatch(line):
+                continue
             match = _DEBUG.fullmatch(line)
             assert match, f"not a debug line: {line!r}"
             out.append(match.groupdict())
@@ -129,12 +153,17 @@ def hook_env(home: Path, realm: str, **extra: str) -> dict[str, str]:
 def prompt(
     home: Path, text: str, *, realm: str = DEMO, session: str = SESSION, **extra: str
 ) -> HookOutput:
-    """Run `chitta hook prompt` for ``text`` with ``extra`` environment."""
+    """Run `chitta hook prompt` for ``text`` with ``extra`` environment, the diagnostics on.
+    The session's shown set is forgotten first, so that no memory is held back as shown by
+    an earlier test (the memories' own session primes the ctx lane, so it is kept)."""
+    with DaemonClient(home / "chitta.sock") as client:
+        client.call("session_shown", session=session, forget=True)
     event = json.dumps({"prompt": text, "session_id": session, "cwd": "/nowhere"})
+    extra = {"CHITTA_ADMIT_DEBUG": "1", **extra}
     done = subprocess.run([sys.executable, "-m", "chitta", "hook", "prompt"], input=event,
                           capture_output=True, text=True, env=hook_env(home, realm, **extra),
                           timeout=120)  # fmt: skip
-    return HookOutput(done.returncode, done.stdout.strip().splitlines(), done.stderr)
+    return HookOutput(done.returncode, done.stdout, done.stderr)
 
 
 def recall(home: Path, query: str, realm: str, **params: Any) -> dict[str, Any]:
@@ -168,11 +197,14 @@ def ids(module_home: Path) -> dict[str, str]:
 def test_an_on_topic_prompt_is_known_and_gets_its_memories(module_home, ids) -> None:
     out = prompt(module_home, "why did we choose SQLite WAL?")
     assert out.code == 0, out.stderr
-    assert out.band.startswith("[chitta] KNOWN (") and "verify them" in out.band
+    assert out.band == "KNOWN"
     assert ("hyb", ids["wal"]) in out.memories()
-    assert f"[hyb] {ids['wal']} wisdom: {DEMO_MEMORIES['wal']}" in out.lines
+    assert any(line.startswith("- wisdom, ") and line.endswith(f", id {ids['wal']}: "
+                                                               f"{DEMO_MEMORIES['wal']}")
+               for line in out.lines)  # fmt: skip
     assert not set(out.dropped()) & GATE_CAUSES  # KNOWN: the gate drops nothing
-    assert out.stderr == ""  # no debug lines unless asked for
+    quiet = prompt(module_home, "why did we choose SQLite WAL?", CHITTA_ADMIT_DEBUG="0")
+    assert quiet.stderr == "" and quiet.lines == out.lines  # no diagnostics unless asked
 
 
 def test_an_off_topic_prompt_is_unknown_and_keeps_only_rows_sharing_a_word(
@@ -180,7 +212,8 @@ def test_an_off_topic_prompt_is_unknown_and_keeps_only_rows_sharing_a_word(
 ) -> None:
     out = prompt(module_home, OFF_TOPIC, CHITTA_ADMIT_DEBUG="1")
     assert out.code == 0
-    assert out.band.startswith("[chitta] UNKNOWN (") and "say so" in out.band
+    assert out.band == "UNKNOWN"
+    assert not any("say so" in line or "verify" in line for line in out.lines)  # a fact only
     # Only the memory that shares "espresso" with the prompt is shown, once, under hyb.
     assert out.memories() == [("hyb", ids["espresso"])]
     verdicts = out.verdicts()
@@ -202,7 +235,7 @@ def test_an_off_topic_prompt_is_unknown_and_keeps_only_rows_sharing_a_word(
 def test_unknown_silence_off_lets_the_rows_through_under_the_band(module_home, ids) -> None:
     out = prompt(module_home, OFF_TOPIC, CHITTA_UNKNOWN_SILENCE="0")
     assert out.code == 0
-    assert out.band.startswith("[chitta] UNKNOWN (")  # the band is still said
+    assert out.band == "UNKNOWN"  # the band is still said
     dropped = out.dropped()
     assert "unknown-silenced" not in dropped and "no-shared-token" not in dropped
     hyb = [memory_id for lane, memory_id in out.memories() if lane == "hyb"]
@@ -214,7 +247,7 @@ def test_unknown_silence_off_lets_the_rows_through_under_the_band(module_home, i
 def test_a_terse_negation_recalls_nothing_by_topic(module_home, ids, text: str) -> None:
     out = prompt(module_home, text)
     assert out.code == 0
-    assert out.memories() == []
+    assert out.memories() == [] and out.stdout == ""  # nothing for the model
     assert out.admitted() == 0
     # Only the hybrid call is made (for its keyed corrections): its page is all there is.
     assert out.dropped() == Counter({"terse-negation": HYB_LIMIT})
@@ -224,7 +257,10 @@ def test_a_terse_negation_still_gets_the_correction_it_names(module_home, ids) -
     out = prompt(module_home, "No thanks.")
     assert out.code == 0
     assert out.memories() == [("corr", ids["no-thanks"])]
-    assert f"[corr] {ids['no-thanks']} correction (key no thanks): {NO_THANKS}" in out.lines
+    assert (
+        out.lines[1]
+        == f"- correction, keys no thanks, just now, id {ids['no-thanks']}: {NO_THANKS}"
+    )
     assert out.dropped() == Counter({"terse-negation": HYB_LIMIT})
 
 
@@ -253,16 +289,17 @@ def test_a_weak_single_word_kw_row_needs_the_minimum_under_unknown(
 def test_a_bad_kw_minimum_is_one_line_naming_it(module_home, ids, value: str) -> None:
     out = prompt(module_home, OFF_TOPIC, CHITTA_KW_SINGLE_TOKEN_MIN=value)
     assert out.code == 0
-    assert len(out.lines) == 1
-    assert out.lines[0].startswith("[chitta] prompt hook: ")
-    assert "CHITTA_KW_SINGLE_TOKEN_MIN" in out.lines[0] and value in out.lines[0]
+    said = (out.stdout + out.stderr).strip().splitlines()  # hooks/run.py's error line
+    assert len(said) == 1 and not said[0].startswith("{")
+    assert said[0].startswith("[chitta] prompt hook: ")
+    assert "CHITTA_KW_SINGLE_TOKEN_MIN" in said[0] and value in said[0]
 
 
 def test_admit_debug_prints_one_line_per_row_and_no_memory_text(module_home, ids) -> None:
     out = prompt(module_home, "can I run deploy.sh on Friday?", CHITTA_ADMIT_DEBUG="1")
     assert out.code == 0
-    verdicts = out.verdicts()  # every stderr line is a debug line
-    band = out.band.split()[1]
+    verdicts = out.verdicts()  # every other stderr line is a debug line
+    band = out.band
     assert {v["band"] for v in verdicts} == {band}
     assert {v["relaxed"] for v in verdicts} == {"no"}  # demo's hybrid page is full
     assert len({v["confidence"] for v in verdicts}) == 1
@@ -280,6 +317,7 @@ def test_admit_debug_prints_one_line_per_row_and_no_memory_text(module_home, ids
     for word in TEXT_WORDS:
         assert word.lower() not in out.stderr.lower()
     assert "chitta admit:" not in "\n".join(out.lines)
+    assert "[chitta]" not in out.stdout and "admitted" not in out.stdout
 
 
 def test_a_small_realm_admits_sem_and_ctx_rows_sharing_a_word(module_home, ids) -> None:
@@ -290,7 +328,7 @@ def test_a_small_realm_admits_sem_and_ctx_rows_sharing_a_word(module_home, ids) 
     out = prompt(module_home, RAIN_BARREL, realm=GARDEN, session=GARDEN_SESSION,
                  CHITTA_ADMIT_DEBUG="1")  # fmt: skip
     assert out.code == 0
-    assert out.band.startswith("[chitta] UNKNOWN (")
+    assert out.band == "UNKNOWN"
     verdicts = out.verdicts()
     assert {v["relaxed"] for v in verdicts} == {"yes"}
     relaxed = [v for v in verdicts if v["lane"] in ("sem", "ctx")]

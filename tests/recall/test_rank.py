@@ -82,7 +82,8 @@ def test_stage_switches_and_timings(chitta: Chitta) -> None:
     on = chitta.recall("deploy", realm="demo")
     assert {"score", "inhibit"} <= set(on.timing_ms)
     assert set(on.hits[0].factors) == {
-        "kind", "actr", "strength", "confidence", "tier", "replication", "product", "inhibition",
+        "kind", "actr", "strength", "confidence", "tier", "replication", "provenance", "product",
+        "inhibition",
     }  # fmt: skip
     off = chitta.recall("deploy", realm="demo", ablate=STAGES_OFF)
     assert not {"score", "inhibit"} & set(off.timing_ms)

@@ -99,3 +99,10 @@ def test_chitta_open_reads_the_homes_file_and_refuses_a_bad_one(tmp_path: Path, 
     write(home, {"hebbian": {"step": -1}})
     with pytest.raises(BadConfig, match="hebbian.step"):
         Chitta.open(Settings(home=home), embedder=embedder)
+
+
+def test_the_provenance_factor_of_the_assistants_text_is_bounded(tmp_path: Path) -> None:
+    assert load_scoring(tmp_path).assistant_factor == 0.8
+    assert parse({"provenance": {"assistant": 1.0}}).assistant_factor == 1.0
+    with pytest.raises(BadConfig, match="provenance.assistant must be between 0.5 and 1"):
+        parse({"provenance": {"assistant": 1.2}})

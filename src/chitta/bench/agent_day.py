@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.bench.agent_day_data import Pair, Question, Session
-from chitta.bench.agent_day_output import Ledger, parse_hook_output, recorded_id
+from chitta.bench.agent_day_output import Ledger, parse_hook_output, recorded_ids
 from chitta.bench.scale.measure import clean_env
 from chitta.config import Settings
 from chitta.daemon.client import DaemonClient
@@ -109,9 +109,10 @@ class Replay:
                                      {"type": "text", "text": pair.reply}]}})  # fmt: skip
             stdout, stderr = self.hook("stop", {**base, "hook_event_name": "Stop",
                                                 "stop_hook_active": False}, realm)  # fmt: skip
-            memory = recorded_id(stdout, stderr)
-            self.tally.unrecorded += memory is None
-            ledger.record(memory, sid, pair.turns, pair.prompt)
+            recorded = recorded_ids(stdout, stderr)
+            self.tally.unrecorded += not recorded
+            for role, memory in recorded or [(None, None)]:
+                ledger.record(memory, sid, pair.turns, pair.prompt, role)
         self.tally.session_tokens.append(tokens)
         return last
 

@@ -51,10 +51,16 @@ def parse_hook_output(stdout: str) -> HookOutput:
     return HookOutput(context, notice, tuple(dict.fromkeys(_ULID.findall(context))))
 
 
-def recorded_id(stdout: str, stderr: str = "") -> str | None:
-    """The memory id a Stop hook reports having recorded, in either format, if it names one."""
-    found = _ULID.findall(f"{stdout}\n{stderr}")
-    return found[0] if found else None
+#: A Stop hook's report of one side of the turn: "user <id>" or "assistant <id>".
+_SIDE = re.compile(r"\b(user|assistant) ([0-9A-HJKMNP-TV-Z]{26})(?![0-9A-Za-z])")
+
+
+def recorded_ids(stdout: str, stderr: str = "") -> list[tuple[str | None, str]]:
+    """The memories a Stop hook reports having recorded, each with its side (``user`` or
+    ``assistant``; ``None`` when the report does not say), in either format."""
+    text = f"{stdout}\n{stderr}"
+    sided = [(role, mid) for role, mid in _SIDE.findall(text)]
+    return sided or [(None, mid) for mid in dict.fromkeys(_ULID.findall(text))]
 
 
 def _flat(text: str) -> str:
@@ -69,6 +75,7 @@ class Episode:
     session: str  # the Claude Code session that recorded it
     turns: tuple[str, ...]
     key: str  # the start of the prompt, flattened, to find the episode by content
+    role: str | None = None  # the side of the turn it holds; None: both, or not said
 
 
 @dataclass(slots=True)
@@ -79,14 +86,14 @@ class Ledger:
     shown: dict[str, set[str]] = field(default_factory=dict)  # session -> refs injected
 
     def record(self, memory_id: str | None, session: str, turns: tuple[str, ...],
-               prompt: str) -> None:  # fmt: skip
+               prompt: str, role: str | None = None) -> None:  # fmt: skip
         """Note a Stop hook's episode (a near-duplicate may fold into an existing id)."""
         ref = memory_id or f"turn:{turns[0]}"
         known = self.episodes.get(ref)
         if known is not None:
             turns = tuple(dict.fromkeys((*known.turns, *turns)))
-            session = known.session
-        self.episodes[ref] = Episode(ref, session, turns, _flat(prompt)[:_KEY_CHARS])
+            session, role = known.session, known.role
+        self.episodes[ref] = Episode(ref, session, turns, _flat(prompt)[:_KEY_CHARS], role)
 
     def injected(self, out: HookOutput) -> list[str]:
         """The refs ``out`` injected: memory ids it names (known here or not), and recorded
@@ -100,10 +107,11 @@ class Ledger:
 
     def show(self, session: str, refs: list[str]) -> tuple[int, int]:
         """Note ``refs`` shown in ``session``: (repeats of refs it was shown before, self-echo:
-        episodes this same session recorded)."""
+        the assistant's answers this same session recorded — an episode of both sides counts)."""
         seen = self.shown.setdefault(session, set())
         repeats = sum(1 for r in refs if r in seen)
-        echo = sum(1 for r in refs if (ep := self.episodes.get(r)) and ep.session == session)
+        echo = sum(1 for r in refs if (ep := self.episodes.get(r)) and ep.session == session
+                   and ep.role != "user")  # fmt: skip
         seen.update(refs)
         return repeats, echo
 

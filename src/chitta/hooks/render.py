@@ -1,17 +1,23 @@
-"""Merge the lanes' rows into context lines, one lane marker each, and one summary line."""
+"""Merge the lanes' rows into context lines stated as facts, and one summary line of
+diagnostics (for stderr, never for the model)."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from chitta.hooks.admission import GateView
 from chitta.hooks.calls import Outcome
 from chitta.hooks.lanes import Ask, Lane, Row
 
-#: Every hook line that is not a memory starts with this, so the model can tell them apart.
+#: Every diagnostic line starts with this (stderr, or an error line of hooks/run.py).
 TAG = "[chitta]"
+#: (seconds, unit) from the largest: an age is said in the largest unit it has one of.
+_UNITS = ((365 * 86400, "year"), (30 * 86400, "month"), (7 * 86400, "week"), (86400, "day"),
+          (3600, "hour"), (60, "minute"))  # fmt: skip
 
 
 def clip(text: str, chars: int) -> str:
@@ -20,14 +26,49 @@ def clip(text: str, chars: int) -> str:
     return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
-def memory_line(lane: str, row: Row, chars: int) -> str:
-    """``[lane] <id> <kind>: <text>``; a correction names its keys, a cross-realm row its realm."""
-    label = row.get("kind", "memory")
+def age(when: object, now_s: float | None = None) -> str:
+    """How long ago the ISO 8601 time ``when`` was, in words ("3 days ago"); "" if unreadable."""
+    try:
+        then = datetime.fromisoformat(str(when).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return ""
+    seconds = max(0.0, (time.time() if now_s is None else now_s) - then)
+    for size, unit in _UNITS:
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'' if n == 1 else 's'} ago"
+    return "just now"
+
+
+def _said_by(row: Row) -> str | None:
+    role = (row.get("source") or {}).get("role")
+    return {"user": "said by the user", "assistant": "the assistant's earlier answer"}.get(role)
+
+
+def memory_line(row: Row, chars: int, realm: str | None = None) -> str:
+    """``- <kind>, <who said it>, <age>, id <id>: <text>``, stated as facts; a correction
+    names the keys the prompt named, a row of another realm than ``realm`` its realm."""
+    facts = [str(row.get("kind", "memory"))]
     if keys := row.get("keys"):
-        label += f" (key {', '.join(keys)})"
-    if lane == "xr":
-        label += f" @{row.get('realm')}"
-    return f"[{lane}] {row.get('id')} {label}: {clip(str(row.get('content', '')), chars)}"
+        facts.append(f"keys {', '.join(keys)}")
+    if realm is not None and row.get("realm") not in (None, realm):
+        facts.append(f"from realm {row.get('realm')}")
+    if said := _said_by(row):
+        facts.append(said)
+    if when := age(row.get("event_time") or row.get("created_at")):
+        facts.append(when)
+    facts.append(f"id {row.get('id')}")
+    return f"- {', '.join(facts)}: {clip(str(row.get('content', '')), chars)}"
+
+
+def own_answer(row: Row, session: str | None) -> bool:
+    """Whether ``row`` is the assistant's own recorded answer in agent session ``session``."""
+    source = row.get("source") or {}
+    return (
+        session is not None
+        and source.get("role") == "assistant"
+        and source.get("session") == session
+    )
 
 
 @dataclass(slots=True)
@@ -35,6 +76,7 @@ class Merge:
     """The merged context: admitted lines, counts per lane and drops per cause."""
 
     lines: list[str] = field(default_factory=list)
+    ids: list[tuple[str, str]] = field(default_factory=list)  # (lane, id) of each line
     admitted: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     lost: dict[str, list[str]] = field(default_factory=dict)  # cause -> lanes (timeout, error)
@@ -42,10 +84,16 @@ class Merge:
 
 
 def merge(
-    lanes: Sequence[Lane], outcomes: Sequence[Outcome], ask: Ask, chars: int, gate: GateView
+    lanes: Sequence[Lane],
+    outcomes: Sequence[Outcome],
+    ask: Ask,
+    chars: int,
+    gate: GateView,
+    shown: Collection[str] = (),
 ) -> Merge:
     """Admit each lane's rows in lane order, each memory once (the first lane wins), as far
-    as ``gate`` lets them through (recall/gate.py); a lane with no call was skipped."""
+    as ``gate`` lets them through (recall/gate.py), and none that the session was ``shown``
+    already or that is the session's own recorded answer; a lane with no call was skipped."""
     by_call = {o.name: o for o in outcomes}
     out = Merge()
     seen: set[str] = set()
@@ -65,6 +113,10 @@ def merge(
             out.debug.append(gate.debug_line(lane.name, row, verdict))
             if not verdict.admitted:
                 out.dropped[verdict.reason] += 1
+            elif row.get("id") in shown:
+                out.dropped["shown"] += 1
+            elif own_answer(row, ask.session):
+                out.dropped["own-answer"] += 1
             elif row.get("id") in seen:
                 out.dropped["duplicate"] += 1
             elif out.admitted[lane.name] >= lane.limit:
@@ -72,7 +124,8 @@ def merge(
             else:
                 seen.add(row.get("id"))
                 out.admitted[lane.name] += 1
-                out.lines.append(memory_line(lane.name, row, chars))
+                out.ids.append((lane.name, str(row.get("id"))))
+                out.lines.append(memory_line(row, chars, ask.realm))
     return out
 
 

@@ -51,6 +51,7 @@ class HookRun:
         return (time.monotonic() - self.started) * 1000
 
 
+#: A hook returns what it prints on stdout: Claude Code's JSON output, or "" for nothing.
 Hook = Callable[[HookRun], str]
 
 
@@ -99,8 +100,9 @@ def run_hook(name: str, hook: Hook, overrides: Mapping[str, Any]) -> None:
         log.debug("%s hook failed", name, exc_info=True)
         text = f"{TAG} {name} hook failed: {type(exc).__name__}: {clip(str(exc), 200)}"
     try:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        if text:  # a hook with nothing for the model prints nothing (no empty context)
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
     except (OSError, UnicodeError):
         pass  # nobody reads the output, or it cannot take the text; still exit 0
     # Abandoned lane threads are daemon threads: exit now without waiting for them.

@@ -1,4 +1,10 @@
-"""``chitta hook stop`` (Stop): record the turn that just ended as an episode memory."""
+"""``chitta hook stop`` (Stop): record the turn that just ended as two episode memories.
+
+The user's prompt and the assistant's reply are stored apart, each with the session and its
+``role`` as its source, so that recall can tell them apart: the prompt hook never injects
+the assistant's own answer back into its session, and scoring ranks it below a user's
+statement of equal relevance in later sessions (recall/scoring.py, the provenance factor).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +18,13 @@ from chitta.hooks.run import HookRun
 from chitta.hooks.transcript import Turn, last_turn
 from chitta.validate import parse_time
 
-#: Share of the memory's size limit each side of the turn may take.
-_HALF = MAX_CONTENT_CHARS // 2 - 64
 
-
-def episode_text(turn: Turn) -> str:
-    """The episode's content: the user's prompt and the assistant's reply, each bounded."""
-    return f"user: {turn.prompt[:_HALF]}\nassistant: {turn.reply[:_HALF]}".strip()
+def episode_records(turn: Turn) -> list[tuple[str, str]]:
+    """(role, content) of the turn's memories: the prompt and the reply, each within the
+    memory size limit; a side too short to be a memory is left out."""
+    sides = [("user", turn.prompt.strip()), ("assistant", turn.reply.strip())]
+    return [(role, text[:MAX_CONTENT_CHARS]) for role, text in sides
+            if len(text) >= MIN_CONTENT_CHARS]  # fmt: skip
 
 
 def _when(stamp: str | None) -> int | None:
@@ -44,20 +50,25 @@ def _turn(run: HookRun) -> Turn | None:
 
 
 def stop_hook(run: HookRun) -> str:
-    """Store the last turn through the daemon's ``remember`` (kind episode, this session)."""
+    """Store the last turn through the daemon's ``remember``: kind episode, this session,
+    one memory per side with its role."""
     turn = _turn(run)
     if turn is None:
         return f"{TAG} stop: no user prompt in the end of the transcript, nothing recorded"
-    content = episode_text(turn)
-    if len(content) < MIN_CONTENT_CHARS:
+    records = episode_records(turn)
+    if not records:
         return f"{TAG} stop: the turn is too short to record"
-    params = {"content": content, "kind": "episode", "realm": run.realm, "session": run.session}
+    base = {"kind": "episode", "realm": run.realm, "session": run.session}
     if _when(turn.at) is not None:  # when the user asked, which a replayed transcript sets
-        params["event_time"] = turn.at
-    call = Call("remember", "remember", params)
-    (outcome,) = run_calls(run.socket, [call], run.deadline)
-    if outcome.result is None:
-        reason = "timeout" if outcome.failure == "timeout" else clip(outcome.message, 200)
-        return f"{TAG} stop: the turn was not recorded ({reason})"
-    return (f"{TAG} stop: recorded the turn as episode {outcome.result.get('id')} in realm "
-            f"{run.realm}; {run.elapsed_ms():.0f} ms")  # fmt: skip
+        base["event_time"] = turn.at
+    calls = [Call(role, "remember", {**base, "content": content, "role": role})
+             for role, content in records]  # fmt: skip
+    done, lost = [], []
+    for outcome in run_calls(run.socket, calls, run.deadline):
+        if outcome.result is None:
+            reason = "timeout" if outcome.failure == "timeout" else clip(outcome.message, 200)
+            lost.append(f"the {outcome.name}'s side was not recorded ({reason})")
+        else:
+            done.append(f"{outcome.name} {outcome.result.get('id')}")
+    said = f"recorded the turn as episodes {', '.join(done)}" if done else "recorded nothing"
+    return f"{TAG} stop: {'; '.join([said, *lost])} in realm {run.realm}; {run.elapsed_ms():.0f} ms"

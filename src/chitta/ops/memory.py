@@ -21,6 +21,7 @@ from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
 from chitta.recall.reconstruct import DEFAULT_BUDGET
 from chitta.store.kinds import Kind
+from chitta.store.records import ROLES
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -33,7 +34,8 @@ def _remember(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta.store.records import Source
     from chitta.wire import remembered_to_dict
 
-    source = Source(session=p.get("session"), file=p.get("file"), url=p.get("url"))
+    source = Source(session=p.get("session"), file=p.get("file"), url=p.get("url"),
+                    role=p.get("role"))  # fmt: skip
     done = chitta.remember(
         p["content"], kind=p.get("kind"), realm=p.get("realm"), agent_id=p.get("agent_id"),
         channel=p.get("channel"), tags=p.get("tags"), source=source,
@@ -145,6 +147,8 @@ REMEMBER = Operation(
         Param("session", "text", "Source: the session it came from.", mcp=False),
         Param("file", "text", "Source: the file it is about.", mcp=False),
         Param("url", "text", "Source: the URL it came from.", mcp=False),
+        # The Stop hook's provenance of a turn; scoring ranks the assistant's own text lower.
+        Param("role", "text", "Source: who said it in the session.", choices=ROLES, mcp=False),
     ),  # fmt: skip
     _remember,
     writes=True,

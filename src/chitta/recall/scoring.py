@@ -4,8 +4,8 @@ Pure functions. Each factor maps one property of a memory to a multiplier inside
 range, and the product of all of them is clamped to ``[bounds_min, bounds_max]`` (0.5-1.5 by
 default), so relevance — the fused score — stays the main term::
 
-    final = fused × clamp(kind × actr × strength × confidence × tier × replication,
-                          bounds_min, bounds_max)
+    final = fused × clamp(kind × actr × strength × confidence × tier × replication
+                          × provenance, bounds_min, bounds_max)
 
 The factors and their ranges (docs/recall.md has the full table):
 
@@ -15,7 +15,11 @@ The factors and their ranges (docs/recall.md has the full table):
 - strength, confidence: ``1 + w · c(x, 0.7)`` where ``c`` maps [0, 0.7, 1] linearly onto
   [−1, 0, 1], so a new memory (strength and confidence 0.7) is neutral;
 - tier: ``1 + w · t`` with t = 0 hot, −1/3 warm, −2/3 cool, −1 cold;
-- replication: ``1 + (cap − 1)(1 − 1/n)`` for n distinct source sessions, or 1 when off.
+- replication: ``1 + (cap − 1)(1 − 1/n)`` for n distinct source sessions, or 1 when off;
+- provenance: ``assistant_factor`` (0.8, within [0.5, 1]) for a memory whose source role is
+  ``assistant`` (the agent's own recorded answer, hooks/stop.py), else 1: an agent's earlier
+  answer ranks below a user's statement or a curated memory of equal relevance, so that a
+  wrong answer does not reinforce itself.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from chitta.store.access import AccessHistory
 from chitta.store.confidence import INITIAL_MU, INITIAL_STRENGTH
 from chitta.store.records import Memory
 
-FACTORS = ("kind", "actr", "strength", "confidence", "tier", "replication")
+FACTORS = ("kind", "actr", "strength", "confidence", "tier", "replication", "provenance")
 #: Where each tier sits on [−1, 0]: only a demoted memory is pushed down.
 TIER_SIGNAL: Mapping[str, float] = MappingProxyType(
     {"hot": 0.0, "warm": -1 / 3, "cool": -2 / 3, "cold": -1.0}
@@ -120,6 +124,7 @@ def factors(
         "confidence": 1.0 + config.confidence_weight * centred(memory.confidence.mu, INITIAL_MU),
         "tier": 1.0 + config.tier_weight * TIER_SIGNAL.get(memory.tier, -1.0),
         "replication": replication_factor(sessions, config.replication_max),
+        "provenance": config.assistant_factor if memory.source.role == "assistant" else 1.0,
     }
 
 

@@ -53,6 +53,9 @@ class ScoringConfig:
     confidence_weight: float = 0.1
     tier_weight: float = 0.05
     replication_max: float = 0.0  # 0 = off; else the cap of the replication factor
+    # The provenance factor of a memory whose source role is "assistant" (the agent's own
+    # recorded answer): below a user's statement of equal relevance, never removed.
+    assistant_factor: float = 0.8
     bounds_min: float = 0.5  # the product of all factors is clamped to [min, max]
     bounds_max: float = 1.5
     inhibition_threshold: float = 0.85  # cosine above which near-duplicates compete
@@ -84,6 +87,7 @@ _RANGES: Mapping[tuple[str, str], tuple[str, float, float]] = MappingProxyType(
         ("inhibition", "strength"): ("inhibition_strength", 0.0, 1.0),
         ("hebbian", "step"): ("hebbian_step", 0.0, 0.5),
         ("hebbian", "top"): ("hebbian_top", 0, 50),
+        ("provenance", "assistant"): ("assistant_factor", 0.5, 1.0),
     }
 )
 _SECTIONS = frozenset(section for section, _ in _RANGES)

@@ -23,15 +23,23 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a memory came from: a session, a file, a URL, or an outside reference."""
+    """Where a memory came from: a session, a file, a URL, or an outside reference; and, for
+    a turn of a session, who said it (``role``: ``user`` or ``assistant``)."""
 
     session: str | None = None
     file: str | None = None
     url: str | None = None
     ref: str | None = None
+    role: str | None = None
 
     def as_dict(self) -> dict[str, str]:
-        return {k: v for k in ("session", "file", "url", "ref") if (v := getattr(self, k))}
+        return {k: v for k in SOURCE_FIELDS if (v := getattr(self, k))}
+
+
+#: A source's fields, in the order its JSON form gives them.
+SOURCE_FIELDS = ("session", "file", "url", "ref", "role")
+#: Who said a session's turn: the user's prompt, or the assistant's reply (its own text).
+ROLES = ("user", "assistant")
 
 
 @dataclass(frozen=True, slots=True)
