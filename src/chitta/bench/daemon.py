@@ -102,7 +102,8 @@ def _hook_runs(home: Path, store: str, realm: str, prompts: list[str]) -> list[f
                               capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
         times.append((time.perf_counter() - t) * 1000)
         if "memories admitted" not in done.stdout:  # a hook always exits 0: check its output
-            raise BadArgument(f"the prompt hook did not recall: {done.stdout.strip()[:200]}")
+            said = done.stdout.strip() or done.stderr.strip()  # diagnostics are on stderr
+            raise BadArgument(f"the prompt hook did not recall: {said[:200]}")
     return times
 
 

@@ -43,15 +43,17 @@ Result = dict[str, Any]
 #: How long the server waits for the client's roots (its workspace), in seconds.
 ROOTS_TIMEOUT_S = 2.0
 #: How long a write that can be spooled (remember) waits for a starting daemon, in seconds;
-#: then it goes to the spool (chitta/spool.py) and lands when the daemon is up.
+#: then it goes to the spool (chitta/spool.py) and lands when the daemon is up
+#: (CHITTA_MCP_SPOOL_WAIT_S).
 SPOOL_WAIT_S = 5.0
 
 
 class Forwarder:
     """Sends tool calls to the daemon, starting it when nothing answers on its socket."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, spool_wait_s: float = SPOOL_WAIT_S) -> None:
         self.settings = settings
+        self.spool_wait_s = spool_wait_s
         self._lock = threading.Lock()  # one launcher at a time among this server's calls
         self._started: tuple[subprocess.Popen, int] | None = None  # (process, log offset)
 
@@ -73,7 +75,7 @@ class Forwarder:
                     self._ensure()
                 else:
                     try:
-                        self._ensure(SPOOL_WAIT_S)
+                        self._ensure(self.spool_wait_s)
                     except DaemonStarting:
                         return self._spool(method, given)
                 client = DaemonClient(self.settings.socket_path)
@@ -231,7 +233,9 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
 
 def run(settings: Settings) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
-    forwarder = Forwarder(settings)
+    from chitta.config import _float
+
+    forwarder = Forwarder(settings, _float(os.environ, "MCP_SPOOL_WAIT_S", SPOOL_WAIT_S))
     try:
         forwarder.start()
     except (OSError, ChittaError) as exc:  # the first call says it again, as a tool error
