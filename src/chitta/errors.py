@@ -112,6 +112,12 @@ class DaemonUnavailable(ChittaError):
     exit_code = 4
 
 
+class DaemonStarting(DaemonUnavailable):
+    """A daemon was started but did not answer within the wait: it may still be loading."""
+
+    code = "daemon_starting"
+
+
 class DaemonTimeout(ChittaError):
     """The daemon did not answer within its deadline; the message says whether the work
     still runs (and so whether a write will land)."""

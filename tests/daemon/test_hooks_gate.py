@@ -289,9 +289,9 @@ def test_a_weak_single_word_kw_row_needs_the_minimum_under_unknown(
 def test_a_bad_kw_minimum_is_one_line_naming_it(module_home, ids, value: str) -> None:
     out = prompt(module_home, OFF_TOPIC, CHITTA_KW_SINGLE_TOKEN_MIN=value)
     assert out.code == 0
-    said = (out.stdout + out.stderr).strip().splitlines()  # hooks/run.py's error line
-    assert len(said) == 1 and not said[0].startswith("{")
-    assert said[0].startswith("[chitta] prompt hook: ")
+    assert out.lines == []  # a diagnostic is not context: it goes to stderr
+    said = out.stderr.splitlines()
+    assert len(said) == 1 and said[0].startswith("[chitta] prompt: ")
     assert "CHITTA_KW_SINGLE_TOKEN_MIN" in said[0] and value in said[0]
 
 

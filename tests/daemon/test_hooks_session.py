@@ -70,7 +70,7 @@ def stop(home: Path, session: str, prompt: str, reply: str, tmp: Path) -> None:
     ]
     transcript.write_text("".join(json.dumps(e) + "\n" for e in lines))
     done = hook(home, "stop", {"session_id": session, "transcript_path": str(transcript)})
-    assert "recorded the turn as episodes user " in done.stdout, done.stdout
+    assert "recorded the turn as episodes user " in done.stderr, done.stderr
 
 
 def remember_facts(socket: Path) -> dict[str, str]:

@@ -319,3 +319,31 @@ def test_the_clients_workspace_root_decides_the_realm(
     anyio.run(run)
     assert seen["remembered"]["ok"], seen
     assert seen["per_realm"] == {"ledger-app": 1}  # the root's git name, not the server's cwd
+
+
+def test_a_remember_while_the_daemon_starts_is_spooled_and_lands_once(
+    home: Path, daemons: list[int]
+) -> None:
+    text = "The staging database is rebuilt every night at two"
+
+    async def body(session: ClientSession, call: Session) -> None:
+        # The server started the daemon as it came up; it is still loading its model.
+        done, failed = await call("remember", {"content": text, "realm": "demo"})
+        assert done["ok"] and not failed, done
+        assert done["spooled"] is True and "lands in the store" in done["message"]
+        status, _ = await call("memory_status", None)  # waits for the daemon to be up
+        daemons.append(status["daemon"]["pid"])
+        deadline = time.monotonic() + 30
+        while True:
+            exported, _ = await call("export_memories", {"realm": "demo"})
+            if exported["counts"]["memories"] or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.2)
+        rows = [json.loads(line) for line in exported["jsonl"].splitlines()]
+        memories = [r for r in rows if r.get("type") == "memory"]
+        assert [m["content"] for m in memories] == [text]
+        assert memories[0]["event_time"] is not None  # when it was said, not taken in
+        status, _ = await call("memory_status", None)
+        assert status["spool"]["waiting"] == 0 and status["spool"]["last_intake"]["taken"] == 1
+
+    anyio.run(functools.partial(in_session, home, body, CHITTA_MCP_SPOOL_WAIT_S="0.01"))

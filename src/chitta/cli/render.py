@@ -172,6 +172,8 @@ def print_status(info: dict[str, Any]) -> None:
         for realm, count in sorted(info["per_realm"].items()):
             table.add_row(realm, str(count))
         console.print(table)
+    if queued := info.get("spool"):
+        console.print(spool_words(queued), markup=False, highlight=False)
     if daemon := info.get("daemon"):
         idle = daemon.get("idle_exit_s")
         stops = f", stops after {idle} s without a request" if idle else ""
@@ -182,6 +184,22 @@ def print_status(info: dict[str, Any]) -> None:
             table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",
                           f"{f['p95_ms']:.1f}")  # fmt: skip
         console.print(table)
+
+
+def spool_words(queued: dict[str, Any]) -> str:
+    """The spool's line of ``chitta status``: records waiting, and the last intake."""
+    waiting = queued.get("waiting", 0)
+    line = f"spool: {waiting} record{'' if waiting == 1 else 's'} waiting"
+    if waiting:
+        line += " (the daemon takes them in when it starts)"
+    last = queued.get("last_intake")
+    if last:
+        line += (f"; last intake {last.get('finished_at')}: {last.get('taken', 0)} taken, "
+                 f"{last.get('corrupt', 0)} corrupt lines skipped, "
+                 f"{last.get('refused', 0)} refused")  # fmt: skip
+        if not last.get("complete", True):
+            line += " (stopped early; the rest waits)"
+    return line
 
 
 def realm_words(realm: dict[str, Any]) -> str:

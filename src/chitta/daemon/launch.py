@@ -18,7 +18,7 @@ from pathlib import Path
 
 from chitta.config import Settings
 from chitta.daemon.client import daemon_answers
-from chitta.errors import DaemonUnavailable
+from chitta.errors import DaemonStarting, DaemonUnavailable
 
 #: How long a client waits for a daemon it started to answer, in seconds (the model loads first).
 START_TIMEOUT_S = 60.0
@@ -68,7 +68,8 @@ def _environment(settings: Settings) -> dict[str, str]:
 def wait_for_daemon(
     settings: Settings, proc: subprocess.Popen, offset: int, *, timeout_s: float = START_TIMEOUT_S
 ) -> None:
-    """Return once a daemon answers on the socket; :class:`DaemonUnavailable` saying why not."""
+    """Return once a daemon answers on the socket; :class:`DaemonUnavailable` saying why not
+    (:class:`DaemonStarting` when the wait ran out while it may still be starting)."""
     path = settings.socket_path
     deadline = time.monotonic() + timeout_s
     lost_race = False
@@ -85,7 +86,7 @@ def wait_for_daemon(
                 )
             lost_race = True  # another daemon is starting: wait for its socket
         time.sleep(_POLL_S)
-    raise DaemonUnavailable(
+    raise DaemonStarting(
         f"no chitta daemon answered on {path} within {timeout_s:g} s (see {log_path(settings)})"
     )
 

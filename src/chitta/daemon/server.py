@@ -27,10 +27,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
+from chitta import spool
 from chitta.api import Chitta
 from chitta.daemon import protocol
 from chitta.daemon.methods import META, METHODS, Operation, check_params
-from chitta.errors import AlreadyRunning, ChittaError, StoreError
+from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
 from chitta.ops.spec import Context
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,8 @@ LATENCY_WINDOW = 1000
 MAX_SOCKET_PATH = 107
 #: Progress notifications of a long request are sent at most this often, in seconds.
 PROGRESS_EVERY_S = 0.2
+#: How often a running daemon looks for a spool written while it was busy or starting.
+SPOOL_CHECK_S = 1.0
 
 
 class Stats:
@@ -93,8 +96,13 @@ class Daemon:
         max_request: int = protocol.MAX_REQUEST_BYTES,
         home: Path | None = None,
         idle_exit_s: float | None = None,
+        spool_file: Path | None = None,
     ) -> None:
         self.chitta = chitta
+        #: Where clients spool writes they could not send (chitta/spool.py); taken in here.
+        self.spool = spool_file if spool_file is not None else spool.spool_path(chitta.store.path)
+        self._intake: threading.Thread | None = None
+        self._spool_checked = float("-inf")  # time.monotonic() of the last look
         self.home = Path(home) if home is not None else chitta.home
         self.path = Path(socket_path)
         self.deadline_s = deadline_s
@@ -156,6 +164,7 @@ class Daemon:
         """Accept connections until :meth:`stop`; then finish in-flight work and clean up."""
         try:
             while not self._stopping.is_set():
+                self._take_in_spool()  # at the start, then at most every SPOOL_CHECK_S
                 try:
                     conn, _ = self._listener.accept()
                 except TimeoutError:
@@ -188,6 +197,42 @@ class Daemon:
         self.stopped_because = f"after {quiet:.0f} s without a request"
         log.info("stopping %s", self.stopped_because)
         return True
+
+    # --- the spool ------------------------------------------------------------------------
+
+    def _take_in_spool(self) -> None:
+        """Start taking in the spool on a thread of its own when one waits and no intake runs
+        (at the start, then at most every SPOOL_CHECK_S): requests are answered meanwhile."""
+        now = time.monotonic()
+        if now - self._spool_checked < SPOOL_CHECK_S:
+            return
+        self._spool_checked = now
+        if self._intake is not None and self._intake.is_alive():
+            return
+        if not self.spool.exists() and not spool.claimed(self.spool):
+            return
+        with self._idle:
+            self._in_flight += 1  # an intake is work: no idle exit while it runs
+        self._intake = threading.Thread(target=self._intake_run, daemon=True,
+                                        name="chitta-spool")  # fmt: skip
+        self._intake.start()
+
+    def _intake_run(self) -> None:
+        try:
+            spool.take_in(self.spool, self._apply_spooled, self.chitta.store,
+                          refused=(InputError,), stopping=self._stopping.is_set)  # fmt: skip
+        except Exception:  # noqa: BLE001 - the daemon serves on; the spool stays for next time
+            log.exception("the spool intake failed")
+        finally:
+            self._done()
+
+    def _apply_spooled(self, op: str, params: dict[str, Any]) -> None:
+        """One spooled record, run as its operation would be for a client (checked by its
+        description, under the writer lock)."""
+        entry = METHODS[op]
+        check_params(entry, params)
+        given = {k: v for k, v in params.items() if v is not None}
+        self._call(entry, given, Context(home=self.home, in_daemon=True))
 
     def _touch(self) -> None:
         with self._idle:

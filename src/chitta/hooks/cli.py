@@ -49,7 +49,7 @@ def stop(ctx: click.Context) -> None:
     from chitta.hooks.run import run_hook
     from chitta.hooks.stop import stop_hook
 
-    run_hook("stop", stop_hook, _overrides(ctx))
+    run_hook("stop", stop_hook, _overrides(ctx), needs_daemon=False)
 
 
 def _global_args(ctx: click.Context) -> list[str]:

@@ -1,8 +1,10 @@
-"""The frame every hook runs in: read the event, settle settings, realm and deadline, run the
-hook, print its context, and never fail: any error becomes one short line and exit code 0.
+"""The frame every hook runs in: read the event, settle settings, realm and deadline, start a
+daemon when none answers, run the hook, print its context, and never fail: any error becomes
+one short line on stderr and exit code 0.
 
 Exit code 0 matters: for UserPromptSubmit, Claude Code reads exit code 2 as "block this
 prompt", and other codes as a hook failure; a memory system must never cost the user a prompt.
+Stdout is the model's context: only a hook's context goes there, never a diagnostic.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chitta.config import load_settings
+from chitta.config import Settings, load_settings
 from chitta.daemon.client import daemon_answers
 from chitta.errors import ChittaError, InputError
 from chitta.hooks.config import HookSettings, load_hook_settings, realm_for
@@ -28,6 +30,10 @@ log = logging.getLogger(__name__)
 
 #: The most hook input read from stdin (Claude Code's events are small; a prompt is text).
 MAX_INPUT_BYTES = 4 << 20
+#: The share of the budget a hook waits for a daemon it started (the rest is the hook's own).
+START_WAIT_SHARE = 0.5
+#: The SessionStart sources Claude Code sends.
+SOURCES = ("startup", "resume", "clear", "compact")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,7 @@ class HookRun:
     started: float  # time.monotonic() at the start of the hook
     gate: GateSettings = GateSettings()  # noqa: RUF009 - frozen
     admit_debug: bool = False  # CHITTA_ADMIT_DEBUG: one line per row on stderr
+    settings: Settings | None = None  # the store's settings (to start a daemon, to spool)
 
     @property
     def deadline(self) -> float:
@@ -55,11 +62,22 @@ class HookRun:
 Hook = Callable[[HookRun], str]
 
 
+def note(name: str, text: str) -> None:
+    """One diagnostic line on stderr (what the user may see; never the model's context)."""
+    try:
+        sys.stderr.write(f"{TAG} {name}: {clip(text, 300)}\n")
+        sys.stderr.flush()
+    except (OSError, UnicodeError):
+        pass  # nobody reads it; still exit 0
+
+
 def read_event(stream: Any) -> dict[str, Any]:
     """The hook's JSON object from ``stream``, or an :class:`InputError` saying what is wrong."""
     if stream is None or stream.isatty():
         raise InputError("no hook input on stdin (Claude Code sends a JSON object)")
-    raw = stream.read(MAX_INPUT_BYTES)
+    raw = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InputError(f"the hook input on stdin is over {MAX_INPUT_BYTES >> 20} MiB")
     try:
         event = json.loads(raw) if raw.strip() else None
     except ValueError as exc:
@@ -80,30 +98,66 @@ def _prepare(overrides: Mapping[str, Any], started: float) -> HookRun:
     return HookRun(event=event, socket=settings.socket_path, realm=realm,
                    session=session if isinstance(session, str) and session else None,
                    hook=hook, started=started, gate=settings.gate,
-                   admit_debug=settings.recall.admit_debug)  # fmt: skip
+                   admit_debug=settings.recall.admit_debug, settings=settings)  # fmt: skip
 
 
-def run_hook(name: str, hook: Hook, overrides: Mapping[str, Any]) -> None:
-    """Run ``hook`` and print its context; on any failure print one line. Always exits 0."""
+def _check_event(name: str, run: HookRun) -> None:
+    """Refuse an event this hook cannot serve truthfully (Claude Code always sends these).
+    The Stop hook records a turn without a session rather than lose it."""
+    if run.session is None and name != "stop":
+        raise InputError("the hook input has no 'session_id'; nothing recalled")
+    source = run.event.get("source")
+    if name == "session-start" and source is not None and source not in SOURCES:
+        raise InputError(f"unknown SessionStart source {clip(str(source), 40)!r}; nothing shown")
+
+
+def daemon_within_budget(run: HookRun) -> bool:
+    """Whether a daemon answers, starting a detached one (as `chitta mcp` does) when none
+    does and waiting for it within the budget's share. A daemon still loading its model
+    then goes on starting after the hook returns, and stops by itself after
+    CHITTA_DAEMON_IDLE_S without a request."""
+    if daemon_answers(run.socket):
+        return True
+    if run.settings is None:
+        return False
+    from chitta.daemon.launch import spawn_daemon
+
+    spawn_daemon(run.settings)
+    until = run.started + run.hook.budget_ms / 1000 * START_WAIT_SHARE
+    while time.monotonic() < until:
+        if daemon_answers(run.socket):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def run_hook(
+    name: str, hook: Hook, overrides: Mapping[str, Any], *, needs_daemon: bool = True
+) -> None:
+    """Run ``hook`` and print its context on stdout; a diagnostic is one line on stderr.
+    Always exits 0. A hook that ``needs_daemon`` is skipped (silently on stdout) when no
+    daemon answers within the budget; one that does not (stop) sees to the daemon itself,
+    after reading its input (daemon_within_budget)."""
     started = time.monotonic()
+    text = ""
     try:
         run = _prepare(overrides, started)
-        if not daemon_answers(run.socket):
-            # The hook does not start a daemon: loading the model would take longer than the
-            # budget; `chitta serve` (or the MCP server) keeps one running.
-            text = f"{TAG} {name} hook: no chitta daemon on {run.socket} (start `chitta serve`)"
-        else:
+        _check_event(name, run)
+        if not needs_daemon or daemon_within_budget(run):
             text = hook(run)
+        else:
+            note(name, f"no chitta daemon answered on {run.socket}; one is starting "
+                       "(memories from the next prompt on)")  # fmt: skip
     except ChittaError as exc:
-        text = f"{TAG} {name} hook: {clip(str(exc), 300)}"
+        note(name, str(exc))
     except Exception as exc:  # noqa: BLE001 - the hook must never fail the user's turn
         log.debug("%s hook failed", name, exc_info=True)
-        text = f"{TAG} {name} hook failed: {type(exc).__name__}: {clip(str(exc), 200)}"
-    try:
-        if text:  # a hook with nothing for the model prints nothing (no empty context)
+        note(name, f"failed: {type(exc).__name__}: {clip(str(exc), 200)}")
+    if text:
+        try:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
-    except (OSError, UnicodeError):
-        pass  # nobody reads the output, or it cannot take the text; still exit 0
+        except (OSError, UnicodeError):
+            pass  # nobody reads the output, or it cannot take the text; still exit 0
     # Abandoned lane threads are daemon threads: exit now without waiting for them.
     sys.exit(0)

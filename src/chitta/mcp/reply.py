@@ -114,8 +114,9 @@ def lean(tool: str, reply: Reply, *, realm: str, verbose: bool, now_ms: int) -> 
         return compact_recall(reply, realm=realm, now_ms=now_ms)
     if tool == "reconstruct":
         return compact_reconstruct(reply, realm=realm, now_ms=now_ms)
-    if tool == "remember":
-        # A new memory needs only its id; the rest is said when it is news.
+    if tool == "remember" and not reply.get("spooled"):
+        # A new memory needs only its id; the rest is said when it is news. (A spooled one
+        # has no id yet: its reply says what will become of it, and is kept whole.)
         keep = {"ok", "id", "supersedes"} | ({"deduplicated", "similarity"}
                                             if reply.get("deduplicated") else set())  # fmt: skip
         out = {k: v for k, v in reply.items() if k in keep and v is not None}

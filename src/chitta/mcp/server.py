@@ -29,11 +29,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
-from chitta import __version__
+from chitta import __version__, spool
 from chitta.config import Settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
-from chitta.errors import ChittaError, DaemonUnavailable
+from chitta.errors import ChittaError, DaemonStarting, DaemonUnavailable
 from chitta.mcp.reply import lean, now_ms
 from chitta.ops import OPERATIONS, Operation, check_params, given
 from chitta.recall.gate import gate_reply
@@ -44,13 +44,18 @@ log = logging.getLogger(__name__)
 Result = dict[str, Any]
 #: How long the server waits for the client's roots (its workspace), in seconds.
 ROOTS_TIMEOUT_S = 2.0
+#: How long a write that can be spooled (remember) waits for a starting daemon, in seconds;
+#: then it goes to the spool (chitta/spool.py) and lands when the daemon is up
+#: (CHITTA_MCP_SPOOL_WAIT_S).
+SPOOL_WAIT_S = 5.0
 
 
 class Forwarder:
     """Sends tool calls to the daemon, starting it when nothing answers on its socket."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, spool_wait_s: float = SPOOL_WAIT_S) -> None:
         self.settings = settings
+        self.spool_wait_s = spool_wait_s
         self._lock = threading.Lock()  # one launcher at a time among this server's calls
         self._started: tuple[subprocess.Popen, int] | None = None  # (process, log offset)
 
@@ -68,7 +73,13 @@ class Forwarder:
                 client = DaemonClient(self.settings.socket_path)
             except DaemonUnavailable:
                 # Only a failed connect is retried: a write may have landed before a drop.
-                self._ensure()
+                if method not in spool.SPOOLABLE:
+                    self._ensure()
+                else:
+                    try:
+                        self._ensure(self.spool_wait_s)
+                    except DaemonStarting:
+                        return self._spool(method, given)
                 client = DaemonClient(self.settings.socket_path)
             with client:
                 return client.call(method, **given)
@@ -77,7 +88,7 @@ class Forwarder:
         except ChittaError as exc:
             return {"ok": False, "error": exc.code, "message": str(exc)}
 
-    def _ensure(self) -> None:
+    def _ensure(self, timeout_s: float = launch.START_TIMEOUT_S) -> None:
         with self._lock:
             if daemon_answers(self.settings.socket_path):
                 return
@@ -85,7 +96,22 @@ class Forwarder:
             if started is None or started[0].poll() is not None:
                 started = launch.spawn_daemon(self.settings)
             log.info("waiting for the chitta daemon on %s", self.settings.socket_path)
-            launch.wait_for_daemon(self.settings, *started)
+            try:
+                launch.wait_for_daemon(self.settings, *started, timeout_s=timeout_s)
+            except DaemonStarting:
+                self._started = started  # still starting: the next call waits for it
+                raise
+
+    def _spool(self, method: str, params: dict[str, Any]) -> Result:
+        """Keep a write for the daemon that is starting: it takes the spool in when it is up."""
+        # When it happened is now, not when the daemon gets to it.
+        params = {"event_time": spool.now_iso(), **params}
+        record = spool.append(spool.spool_path(self.settings.store_path), method, params)
+        log.info("the daemon is still starting; %s kept in the spool", method)
+        return {"ok": True, "spooled": True, "record": record,
+                "message": "the chitta daemon is still starting: the memory is kept in the "
+                           "spool and lands in the store when the daemon is up (its id comes "
+                           "then; a near-duplicate reinforces the existing one)"}  # fmt: skip
 
 
 _HINTS = {
@@ -214,7 +240,9 @@ def build_server(forwarder: Forwarder) -> ChittaMCP:
 
 def run(settings: Settings) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
-    forwarder = Forwarder(settings)
+    from chitta.config import _float
+
+    forwarder = Forwarder(settings, _float(os.environ, "MCP_SPOOL_WAIT_S", SPOOL_WAIT_S))
     try:
         forwarder.start()
     except (OSError, ChittaError) as exc:  # the first call says it again, as a tool error

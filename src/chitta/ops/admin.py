@@ -17,7 +17,11 @@ if TYPE_CHECKING:
 
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    return {"exists": True, **chitta.status()}
+    from chitta import spool
+
+    # The spool: writes that waited for a daemon (chitta/spool.py); 0 normally.
+    queued = spool.status(spool.spool_path(chitta.store.path), chitta.store)
+    return {"exists": True, **chitta.status(), "spool": queued}
 
 
 def write_private(path: Path, write: Any) -> Any:
