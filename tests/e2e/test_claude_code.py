@@ -35,12 +35,6 @@ TOOLS_BUDGET_CHARS = 6_000
 IDLE_S = 3  # CHITTA_DAEMON_IDLE_S in the client fixture
 
 
-def pending(part: str):
-    """An assertion that waits for another part of issue 16: an expected failure until that
-    part lands (then pytest reports XPASS, and the mark is to be removed to require it)."""
-    return pytest.mark.xfail(reason=f"needs issue 16 {part}", strict=False)
-
-
 def text(words: str) -> list[dict[str, Any]]:
     """An assistant answer of one text block."""
     return [{"type": "text", "text": words}]
@@ -186,14 +180,12 @@ def test_session_2_first_prompt_gets_the_fact_and_the_episode(talk: Conversation
     assert EPISODE_USER in shown, shown[-3000:]
 
 
-@pending("part 3 (no repeats)")
 def test_session_2_second_prompt_repeats_none_of_them(talk: Conversation) -> None:
     fresh = talk.s2b.new_context(talk.s2)
     assert _norm(FACT) not in fresh, fresh[-3000:]
     assert EPISODE_USER not in fresh, fresh[-3000:]
 
 
-@pending("part 4 (no self-echo)")
 def test_session_1_answer_is_not_injected_back_into_session_1(talk: Conversation) -> None:
     fresh = talk.s1b.new_context(talk.s1)
     assert "marigold-lantern) for the quokka key" not in fresh, fresh[-3000:]
@@ -203,7 +195,6 @@ def test_session_1_answer_is_not_injected_back_into_session_1(talk: Conversation
 DIAGNOSTICS = ("no chitta daemon", "chitta calibrate", "memories admitted (")
 
 
-@pending("parts 1 and 2 (no daemon; JSON output)")
 def test_no_diagnostics_in_the_models_context(talk: Conversation) -> None:
     runs = {"s1": talk.s1, "s1b": talk.s1b, "s2": talk.s2, "s2b": talk.s2b}
     found = set()
@@ -223,9 +214,9 @@ def test_no_daemon_left_past_its_quiet_period(talk: Conversation) -> None:
     assert talk.daemons_after_idle == [], f"still running after {talk.idle_waited_s:.0f} s"
 
 
-@pending("part 5 (a lean MCP)")
 def test_the_mcp_tool_list_is_lean(talk: Conversation) -> None:
     tools = [t for t in talk.s1.first["tools"] if t["name"].startswith("mcp__chitta__")]
     assert tools, "Claude Code listed no chitta tool"
-    size = sum(len(json.dumps(t, ensure_ascii=False)) for t in tools)
+    # As Claude Code sends them: compact JSON (JSON.stringify), names with their mcp__ prefix.
+    size = sum(len(json.dumps(t, ensure_ascii=False, separators=(",", ":"))) for t in tools)
     assert size <= TOOLS_BUDGET_CHARS, f"{len(tools)} chitta tools take {size} characters"

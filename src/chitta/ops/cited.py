@@ -39,7 +39,7 @@ CITED_RECALL = Operation(
         Param(
             "realm",
             "text",
-            "The realm (default: the workspace's).",
+            "Realm; default: the workspace's.",
             cli=False,
             realm=True,
         ),

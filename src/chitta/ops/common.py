@@ -9,7 +9,7 @@ from chitta.ops.spec import Context, Param
 from chitta.recall.config import MAX_LIMIT, PRESETS
 from chitta.recall.time_cue import CONFIDENCES, LONG_AGO, UNIT_MS
 
-REALM = Param("realm", "text", "The realm (default: the workspace's).", short="-r",
+REALM = Param("realm", "text", "Realm; default: the workspace's.", short="-r",
               realm=True, cli_help="The realm (project). Default: the workspace's "
               "(CHITTA_REALM, else the git root's name, else default).")  # fmt: skip
 # Isolation axes for deployments of several agents; left out of MCP, whose tool list goes
