@@ -3,6 +3,7 @@ factory of valid memories."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -32,13 +33,16 @@ MakeMemory = Callable[..., Memory]
 
 
 @pytest.fixture(autouse=True)
-def _outside_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _outside_the_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Every test runs in its own empty folder with no CHITTA_REALM: the realm rule
     (chitta/scope.py) then says ``default``, as a test expects unless it sets up a git root
     or the variable itself (the checkout's own git root would name a realm otherwise)."""
     monkeypatch.chdir(tmp_path)
     for name in ("CHITTA_REALM", "CC_SOUL_REALM", "CHITTA_HOOK_REALM", "CC_SOUL_HOOK_REALM"):
         monkeypatch.delenv(name, raising=False)
+    yield
+    # A hook or `chitta mcp` starts a daemon when none answers: none may outlive its test.
+    reap_daemons(tmp_path)
 
 
 @pytest.fixture(scope="session")
@@ -131,6 +135,40 @@ def stop_daemon(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def reap_daemons(home: Path, timeout_s: float = 30.0) -> None:
+    """SIGTERM every `chitta … serve` process whose home is ``home`` or below it — a daemon
+    a hook or `chitta mcp` started, still loading or serving — and wait for it to go: a
+    test must leave none behind."""
+    mine = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv]
+        homes = [words[i + 1] for i, w in enumerate(words[:-1]) if w == "--home"]
+        if "serve" in words and any(h == str(home) or h.startswith(f"{home}/") for h in homes):
+            mine.append(int(proc.name))
+    for pid in mine:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    for pid in mine:
+        while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+            try:  # a child of this process must be waited for, or it stays a zombie
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    break
+            except ChildProcessError:
+                pass
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="session")
+def reaper() -> Callable[[Path], None]:
+    """``reap_daemons`` as a fixture (conftest functions cannot be imported)."""
+    return reap_daemons
 
 
 @dataclass(frozen=True)

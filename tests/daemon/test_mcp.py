@@ -18,8 +18,6 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from chitta.daemon.client import DaemonClient, daemon_answers
-
 TOOLS = {"remember", "recall", "reconstruct", "cited_recall", "forget", "strengthen", "weaken",
          "memory_status", "export_memories", "import_memories", "add_triplet",
          "recall_analogy"}  # fmt: skip
@@ -63,18 +61,16 @@ async def in_session(
 
 
 @pytest.fixture
-def daemons(home: Path) -> Iterator[list[int]]:
+def daemons(home: Path, reaper) -> Iterator[list[int]]:
     """Pids of daemons a test saw (from memory_status); each is stopped after the test, and
-    so is a daemon still answering on the home's socket (a test that failed before it could
-    note the pid must not leave one running)."""
+    so is any other daemon of the home — answering, or still loading (a test that failed
+    before it could note the pid must not leave one running)."""
     pids: list[int] = []
     yield pids
     sock = home / "chitta.sock"
-    if daemon_answers(sock):
-        with DaemonClient(sock) as client:
-            pids.append(client.call("memory_status")["daemon"]["pid"])
     for pid in dict.fromkeys(pids):
         stop_pid(pid, sock)
+    reaper(home)
 
 
 def stop_pid(pid: int, sock: Path) -> None:

@@ -42,17 +42,11 @@ def wait_up(sock: Path, timeout_s: float = START_S) -> None:
 
 
 @pytest.fixture
-def started(home: Path) -> Iterator[None]:
-    """Stops a daemon a hook started in ``home`` (by its pid), whatever the test did."""
+def started(home: Path, reaper) -> Iterator[None]:
+    """Stops every daemon a hook started in ``home``, whatever the test did (one may still be
+    loading its model when a test fails)."""
     yield
-    sock = home / "chitta.sock"
-    if daemon_answers(sock):
-        with DaemonClient(sock) as client:
-            pid = client.call("memory_status")["daemon"]["pid"]
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while sock.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
+    reaper(home)
 
 
 def transcript(tmp_path: Path, prompt: str, reply: str) -> Path:
