@@ -74,3 +74,19 @@ def test_install_keeps_an_owner_only_file_owner_only_and_a_symlink_a_symlink(
     assert link.is_symlink() and link.resolve() == real
     assert real.stat().st_mode & 0o777 == 0o600
     assert "hooks" in json.loads(real.read_text())
+
+
+def test_install_answers_json(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["HOME"] = str(tmp_path)
+
+    def install() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "chitta", "hooks", "install", "--json"],
+                              capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+
+    first = json.loads(install().stdout)
+    assert first["ok"] and set(first["changed"]) == {"UserPromptSubmit", "SessionStart", "Stop"}
+    assert json.loads(install().stdout)["changed"] == {}
+    (tmp_path / ".claude" / "settings.json").write_text("{bad")
+    bad = install()
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"] == "bad_config"

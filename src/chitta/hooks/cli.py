@@ -93,8 +93,9 @@ def hooks() -> None:
 @hooks.command()
 @click.option("--settings", "settings_path", type=click.Path(path_type=Path),
               help="Claude Code settings file (default: ~/.claude/settings.json).")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @click.pass_context
-def install(ctx: click.Context, settings_path: Path | None) -> None:
+def install(ctx: click.Context, settings_path: Path | None, as_json: bool) -> None:
     """Merge chitta's hooks into Claude Code's settings (idempotent; backs up the old file).
 
     The hooks carry the --home/--store given before `hooks` (chitta --home DIR hooks install).
@@ -108,7 +109,19 @@ def install(ctx: click.Context, settings_path: Path | None) -> None:
     try:
         done = do_install(path, shlex.join([*chitta_argv(), *_global_args(ctx)]))
     except (ChittaError, OSError) as exc:
-        _fail(exc, path)
+        _fail(exc, path, as_json=as_json)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "ok": True,
+                    "path": str(done.path),
+                    "changed": done.changed,
+                    "backup": None if done.backup is None else str(done.backup),
+                }
+            )
+        )
+        return
     if not done.changed:
         click.echo(f"{done.path}: chitta's hooks are already installed; nothing changed")
         return

@@ -173,8 +173,7 @@ RECALL = Operation(
             mcp=False,  # a benchmark's knob, not an agent's
         ),
         # A benchmark's knob, not an agent's; the CLI and the daemon take it.
-        Param("fusion", "text", "Fusion (default: the strategy's).", choices=FUSIONS,
-              mcp=False),
+        Param("fusion", "text", "Fusion (default: the strategy's).", choices=FUSIONS, mcp=False),
         Param("cross_realm", "flag", "Also search the other realms.", default=False),
         # The old spelling of ablate=["hdc"], kept so that scripts still run.
         Param(
