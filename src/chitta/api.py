@@ -68,6 +68,13 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def clock_for(offset_ms: int) -> Callable[[], int]:
+    """The clock in milliseconds, moved by ``offset_ms`` (CHITTA_CLOCK_OFFSET_MS)."""
+    if not offset_ms:
+        return now_ms
+    return lambda: now_ms() + offset_ms
+
+
 @dataclass(frozen=True, slots=True)
 class Remembered:
     """What ``remember`` did: the memory's id, and whether it reinforced an existing one."""
@@ -171,7 +178,8 @@ class Chitta:
             raise
         reranker = shared_cross_encoder(settings.rerank) if settings.rerank.configured else None
         return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
-                   gate=settings.gate, realm=settings.realm.name, home=settings.home)  # fmt: skip
+                   gate=settings.gate, realm=settings.realm.name, home=settings.home,
+                   clock=clock_for(settings.clock_offset_ms))  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""

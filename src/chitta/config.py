@@ -97,6 +97,8 @@ class RerankSettings:
         return self.onnx_dir is not None or self.model_dir is not None
 
 
+#: The range of CHITTA_CLOCK_OFFSET_MS (inclusive): a century either way.
+CLOCK_OFFSET_RANGE = (-100 * 366 * 86_400_000, 100 * 366 * 86_400_000)
 #: The range of CHITTA_RECALL_CUE_TIME_LIMIT_MS (inclusive); 0 never revises.
 CUE_TIME_LIMIT_RANGE = (0, 60_000)
 #: Ranges of the rerank numbers (inclusive). 512 tokens is BERT's position limit.
@@ -119,6 +121,9 @@ class Settings:
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
     #: The realm of a call that names none, and the rule that chose it (chitta/scope.py).
     realm: RealmChoice = field(default_factory=RealmChoice)
+    #: CHITTA_CLOCK_OFFSET_MS: added to the wall clock wherever chitta reads "now" (the
+    #: store's times, ages, the spool), to replay history as it happened; 0 normally.
+    clock_offset_ms: int = 0
     #: CHITTA_DAEMON_IDLE_S: a daemon started on demand (daemon/launch.py) stops after this
     #: many seconds without a request; 0 never. `chitta serve` run by hand has no idle exit.
     daemon_idle_s: int = DAEMON_IDLE_S
@@ -269,6 +274,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
         realm=resolve_realm(None, env, cwd if cwd is not None else _cwd()),
         daemon_idle_s=_non_negative_int(env, "DAEMON_IDLE_S", DAEMON_IDLE_S),
+        clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
     )
 
 

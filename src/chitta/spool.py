@@ -44,7 +44,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -87,9 +87,12 @@ def spool_path(store_path: Path) -> Path:
     return store_path.parent / SPOOL_DIR / f"{store_path.stem}.jsonl"
 
 
-def now_iso() -> str:
-    """Now as ISO 8601 UTC with milliseconds (what a record's ``event_time`` holds)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+def now_iso(offset_ms: int = 0) -> str:
+    """Now (moved by ``offset_ms``, CHITTA_CLOCK_OFFSET_MS) as ISO 8601 UTC with
+    milliseconds (what a record's ``event_time`` holds)."""
+    return (datetime.now(UTC) + timedelta(milliseconds=offset_ms)).isoformat(
+        timespec="milliseconds"
+    )
 
 
 def new_record_id() -> str:

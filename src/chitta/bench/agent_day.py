@@ -1,6 +1,6 @@
 """`chitta bench agent-day`: LongMemEval-S lived as an agent lives it, through the real hooks.
 
-For each question, a realm of its own on one real daemon (a temporary home): its haystack
+For each question, a realm of its own on a real daemon (one temporary home): its haystack
 sessions in date order, each a Claude Code session — ``chitta hook session-start``, then per
 user turn ``chitta hook prompt`` with the turn as the prompt and, once the assistant's reply
 is in the session's JSONL transcript (written as Claude Code writes it, with the haystack
@@ -9,9 +9,8 @@ session's first prompt. Every hook is a new process with its event on stdin, tim
 spawn to exit. The figures are what the model would have been given: whether the question's
 context holds a gold turn, its size, repeats and self-echo within a session.
 
-The hooks and the store read the wall clock; no option sets it, so "now" is the time of the
-run, not the question's date; the haystack dates reach the store only as the episodes'
-``event_time`` (see :data:`CLOCK_NOTE`).
+Each question lives at its own date: its daemon and its hooks run with CHITTA_CLOCK_OFFSET_MS
+set so that "now" is the question's date (see :data:`CLOCK_NOTE`).
 """
 
 from __future__ import annotations
@@ -37,12 +36,11 @@ from chitta.daemon.client import DaemonClient
 from chitta.daemon.launch import spawn_daemon, wait_for_daemon
 
 CLOCK_NOTE = (
-    "The hooks and the store use the wall clock and no option sets it: every memory is "
-    "created during the run, the question is asked at the run's time, not its question_date, "
-    "so time words in it ('last Saturday') resolve against the run's date, and recency "
-    "sees all memories as minutes old. The transcript lines carry the haystack dates as "
-    "their timestamp (Claude Code writes one per line), which the Stop hook records as each "
-    "episode's event_time."
+    "Each question runs on a daemon, and its hooks, with CHITTA_CLOCK_OFFSET_MS set so that "
+    "'now' is the question's question_date (plus the seconds its replay takes): the store "
+    "records its memories as made then, ages and recency are told from then. The haystack "
+    "sessions' own dates are the transcript lines' timestamps (Claude Code writes one per "
+    "line), which the Stop hook records as each episode's event_time."
 )
 HOOK_TIMEOUT_S = 120.0
 START_TIMEOUT_S = 300.0
@@ -148,8 +146,10 @@ def _append(path: Path, event: dict[str, Any]) -> None:
 
 
 @contextmanager
-def _daemon(home: Path) -> Iterator[Settings]:
-    settings = Settings(home=home)
+def _daemon(home: Path, clock_offset_ms: int = 0) -> Iterator[Settings]:
+    """A daemon on ``home`` whose clock is moved by ``clock_offset_ms`` (the question's date
+    as now: CHITTA_CLOCK_OFFSET_MS, passed on in its environment)."""
+    settings = Settings(home=home, clock_offset_ms=clock_offset_ms)
     proc, offset = spawn_daemon(settings)
     try:
         wait_for_daemon(settings, proc, offset, timeout_s=START_TIMEOUT_S)
@@ -180,17 +180,33 @@ def run(questions: list[Question], *, workdir: Path | None = None,
         home, sessions = root / "home", root / "sessions"
         sessions.mkdir(parents=True, exist_ok=True)
         tally = Tally()
-        with _daemon(home) as settings:
-            replay = Replay(home, sessions, tally)
-            for i, q in enumerate(questions, 1):
-                started = time.perf_counter()
+        replay = Replay(home, sessions, tally)
+        for i, q in enumerate(questions, 1):
+            started = time.perf_counter()
+            # Each question lives at its own date: a daemon whose "now" is the question's date
+            # (plus the seconds its replay takes), and hooks told the same.
+            offset = question_offset_ms(q)
+            with _daemon(home, offset) as settings:
+                replay.env[CLOCK_VAR] = str(offset)
                 row = replay.question(q)
-                row["wall_s"] = round(time.perf_counter() - started, 1)
-                tally.questions.append(row)
-                tick(f"{i}/{len(questions)} {q.id} ({q.type}): "
-                     f"{'hit' if row['hit'] else 'miss'}, {row['wall_s']} s")  # fmt: skip
-            size = _store_size(settings)
+                size = _store_size(settings)
+            row["wall_s"] = round(time.perf_counter() - started, 1)
+            row["now"] = _iso(int(time.time() * 1000) + offset)
+            tally.questions.append(row)
+            tick(f"{i}/{len(questions)} {q.id} ({q.type}): "
+                 f"{'hit' if row['hit'] else 'miss'}, {row['wall_s']} s")  # fmt: skip
     return tally, size
+
+
+#: The setting that moves the daemon's and the hooks' clock (config.py).
+CLOCK_VAR = "CHITTA_CLOCK_OFFSET_MS"
+
+
+def question_offset_ms(q: Question) -> int:
+    """How far the clock moves so that "now" is ``q``'s date (its last session's start when
+    it has none)."""
+    when = q.date_ms or (q.sessions[-1].start_ms if q.sessions else None)
+    return 0 if when is None else when - int(time.time() * 1000)
 
 
 def session_count(questions: list[Question]) -> int:

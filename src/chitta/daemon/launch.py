@@ -62,6 +62,8 @@ def _environment(settings: Settings) -> dict[str, str]:
     env = dict(os.environ)
     if settings.socket is not None:
         env["CHITTA_SOCKET_PATH"] = str(settings.socket)
+    if settings.clock_offset_ms:  # the clock the caller keeps, whichever way it was set
+        env["CHITTA_CLOCK_OFFSET_MS"] = str(settings.clock_offset_ms)
     return env
 
 

@@ -24,6 +24,7 @@ class Ask:
     query: str
     realm: str
     session: str | None
+    now_s: float | None = None  # the clock ages are told by (None: the wall clock)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,8 @@ def prompt_hook(run: HookRun) -> str:
         raise InputError("the hook input has no 'prompt' text (is this UserPromptSubmit?)")
     if not prompt.strip():
         return ""
-    ask = Ask(query=prompt.strip()[:MAX_QUERY_CHARS], realm=run.realm, session=run.session)
+    ask = Ask(query=prompt.strip()[:MAX_QUERY_CHARS], realm=run.realm, session=run.session,
+              now_s=run.now_s)  # fmt: skip
     calls = lane_calls(ask, topics=not is_terse_negation(ask.query))
     if ask.session:
         calls.append(Call("shown", "session_shown", {"session": ask.session}))

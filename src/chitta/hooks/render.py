@@ -45,7 +45,7 @@ def _said_by(row: Row) -> str | None:
     return {"user": "said by the user", "assistant": "the assistant's earlier answer"}.get(role)
 
 
-def memory_line(row: Row, chars: int, realm: str | None = None) -> str:
+def memory_line(row: Row, chars: int, realm: str | None = None, now_s: float | None = None) -> str:
     """``- <kind>, <who said it>, <age>, id <id>: <text>``, stated as facts; a correction
     names the keys the prompt named, a row of another realm than ``realm`` its realm."""
     facts = [str(row.get("kind", "memory"))]
@@ -55,7 +55,7 @@ def memory_line(row: Row, chars: int, realm: str | None = None) -> str:
         facts.append(f"from realm {row.get('realm')}")
     if said := _said_by(row):
         facts.append(said)
-    if when := age(row.get("event_time") or row.get("created_at")):
+    if when := age(row.get("event_time") or row.get("created_at"), now_s):
         facts.append(when)
     facts.append(f"id {row.get('id')}")
     return f"- {', '.join(facts)}: {clip(str(row.get('content', '')), chars)}"
@@ -125,7 +125,7 @@ def merge(
                 seen.add(row.get("id"))
                 out.admitted[lane.name] += 1
                 out.ids.append((lane.name, str(row.get("id"))))
-                out.lines.append(memory_line(row, chars, ask.realm))
+                out.lines.append(memory_line(row, chars, ask.realm, ask.now_s))
     return out
 
 

@@ -54,6 +54,12 @@ class HookRun:
     def deadline(self) -> float:
         return self.started + self.hook.budget_ms / 1000
 
+    @property
+    def now_s(self) -> float:
+        """The wall clock in seconds, moved by CHITTA_CLOCK_OFFSET_MS (ages are told by it)."""
+        offset = self.settings.clock_offset_ms if self.settings is not None else 0
+        return time.time() + offset / 1000
+
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.started) * 1000
 

@@ -65,7 +65,7 @@ def session_start_hook(run: HookRun) -> str:
         memory_id = str(row.get("id"))
         if memory_id not in shown and memory_id not in ids and len(lines) < MAX_STANDING:
             ids.append(memory_id)
-            lines.append(memory_line(row, run.hook.clip_chars, run.realm))
+            lines.append(memory_line(row, run.hook.clip_chars, run.realm, run.now_s))
     if run.session and ids:
         note = Call("note", "session_shown", {"session": run.session, "add": ids})
         run_calls(run.socket, [note], run.deadline)

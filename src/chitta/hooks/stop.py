@@ -117,7 +117,8 @@ def stop_hook(run: HookRun) -> str:
         return ""
     # The time is the turn's (the transcript's stamp, else now), not the intake's: a
     # spooled episode keeps when it happened.
-    when = turn.at if _when(turn.at) is not None else spool.now_iso()
+    offset = run.settings.clock_offset_ms if run.settings is not None else 0
+    when = turn.at if _when(turn.at) is not None else spool.now_iso(offset)
     base = {"kind": "episode", "realm": run.realm, "session": run.session, "event_time": when}
     done = [_record(run, role, {**base, "content": content, "role": role})
             for role, content in records]  # fmt: skip

@@ -105,7 +105,7 @@ class Forwarder:
     def _spool(self, method: str, params: dict[str, Any]) -> Result:
         """Keep a write for the daemon that is starting: it takes the spool in when it is up."""
         # When it happened is now, not when the daemon gets to it.
-        params = {"event_time": spool.now_iso(), **params}
+        params = {"event_time": spool.now_iso(self.settings.clock_offset_ms), **params}
         record = spool.append(spool.spool_path(self.settings.store_path), method, params)
         log.info("the daemon is still starting; %s kept in the spool", method)
         return {"ok": True, "spooled": True, "record": record,
@@ -185,8 +185,9 @@ class ChittaMCP(MCPServer):
                                strategy=params.get("strategy", "hybrid"),
                                settings=self.forwarder.settings.gate,
                                rows="hits" if name == "recall" else "items")  # fmt: skip
+        now = now_ms() + self.forwarder.settings.clock_offset_ms  # CHITTA_CLOCK_OFFSET_MS
         return as_result(lean(name, reply, realm=params.get("realm", realm), verbose=verbose,
-                              now_ms=now_ms()))  # fmt: skip
+                              now_ms=now))  # fmt: skip
 
     async def _learn_workspace(self, context: Any) -> None:
         """Once: the client's workspace (its first root) as the realm rule's folder, unless
