@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,11 @@ def test_a_smoke_run_writes_the_figures(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     record = json.loads(out.read_text())
     assert record["benchmark"] == "agent-day" and record["settings"]["smoke"] is True
-    assert "wall clock" in record["settings"]["clock"]
+    assert "CHITTA_CLOCK_OFFSET_MS" in record["settings"]["clock"]
+    # The question was asked at its own date (plus the seconds the replay took), not today.
+    (row,) = record["questions"]
+    asked = datetime.fromisoformat(row["now"].replace("Z", "+00:00"))
+    assert asked.year < datetime.now(UTC).year - 1, row["now"]
     overall = record["overall"]
     assert overall["questions"] == 1 == len(record["questions"])
     assert overall["sessions"] == 3 and overall["prompts"] == 5  # 2 sessions of 2, the question
