@@ -97,6 +97,8 @@ class RerankSettings:
         return self.onnx_dir is not None or self.model_dir is not None
 
 
+#: The range of CHITTA_DAEMON_IDLE_S in seconds (inclusive): 0 (never) to a year.
+DAEMON_IDLE_RANGE = (0, 366 * 86_400)
 #: The range of CHITTA_CLOCK_OFFSET_MS (inclusive): a century either way.
 CLOCK_OFFSET_RANGE = (-100 * 366 * 86_400_000, 100 * 366 * 86_400_000)
 #: The range of CHITTA_RECALL_CUE_TIME_LIMIT_MS (inclusive); 0 never revises.
@@ -192,20 +194,6 @@ def _bounded_int(
     return value
 
 
-def _non_negative_int(environ: Mapping[str, str], name: str, default: int) -> int:
-    """A whole number of at least 0, or :class:`BadConfig` naming the variable."""
-    raw = _env(environ, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadConfig(f"{PREFIX}{name} must be a whole number of seconds, got {raw!r}") from None
-    if value < 0:
-        raise BadConfig(f"{PREFIX}{name} must be 0 (never) or more, got {value}")
-    return value
-
-
 def _flag(environ: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = (_env(environ, name) or ("1" if default else "0")).strip().lower()
     if raw not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
@@ -273,7 +261,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         log_level=(_env(env, "LOG_LEVEL") or "WARNING").upper(),
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
         realm=resolve_realm(None, env, cwd if cwd is not None else _cwd()),
-        daemon_idle_s=_non_negative_int(env, "DAEMON_IDLE_S", DAEMON_IDLE_S),
+        daemon_idle_s=_bounded_int(env, "DAEMON_IDLE_S", DAEMON_IDLE_S, DAEMON_IDLE_RANGE),
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
     )
 

@@ -14,9 +14,6 @@ import click
 from chitta.config import Settings, load_settings
 from chitta.errors import ChittaError, StoreLocked
 
-JSON_OPT = click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
-SCOPE_HELP = "Realm (project) the memory belongs to."
-
 
 def emit(data: dict[str, Any]) -> None:
     click.echo(json.dumps({"ok": True, **data}, ensure_ascii=False, indent=None))

@@ -18,6 +18,7 @@ import click
 from chitta.cli.common import daemon_client, emit, errors, open_store, settings_of
 from chitta.errors import BadArgument
 from chitta.ops import OPERATIONS, Context, Operation, Param, check_params, given
+from chitta.ops.spec import with_realm
 
 #: Each operation's CLI command, as ``op_command`` registered it (for the reference page).
 COMMANDS: dict[str, str] = {}
@@ -53,12 +54,7 @@ def run_op(
 
 def fill_realm(ctx: click.Context, op: Operation, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with the realm rule's realm wherever the caller named none."""
-    choice = settings_of(ctx).realm
-    out = dict(params)
-    for p in op.params:
-        if p.realm and p.cli and not out.get(p.name):
-            out[p.name] = [choice.name] if p.type == "list" else choice.name
-    return out
+    return with_realm(op, params, settings_of(ctx).realm.name, "cli")
 
 
 def _decls(p: Param) -> list[str]:

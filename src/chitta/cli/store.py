@@ -106,17 +106,16 @@ def _reembedded(data: dict[str, Any]) -> None:
 def status_info(ctx: click.Context) -> dict[str, Any]:
     """What ``status`` shows: the store's figures (the daemon's too, when one serves it),
     or that it does not exist yet; and the realm this command's calls would use."""
+    from chitta.daemon.client import daemon_answers
+
     settings = settings_of(ctx)
-    client = daemon_client(ctx)
-    if client is None and not settings.store_path.exists():
+    if not daemon_answers(settings.socket_path) and not settings.store_path.exists():
         from chitta.embed.loader import build_embedder
 
         identity = build_embedder(settings.embed).identity()
         info: dict[str, Any] = {"version": __version__, "store": str(settings.store_path),
                                 "exists": False, "model": identity.as_dict()}  # fmt: skip
     else:
-        if client is not None:
-            client.close()
         # Opened without the model check, so a mismatch is shown rather than refused.
         info = run_op(ctx, OPERATIONS["memory_status"], {}, check_model=False)
     info["realm"] = settings.realm.as_dict()
@@ -163,7 +162,9 @@ def register(group: click.Group) -> None:
         from chitta.hooks.cli import setup_line
 
         with errors(as_json):
-            if daemon_client(ctx) is None:
+            from chitta.daemon.client import daemon_answers
+
+            if not daemon_answers(settings_of(ctx).socket_path):
                 with open_store(ctx) as chitta:  # creates the store
                     probe = chitta.embedder.embed(["chitta model check"]).vectors
                     if probe.shape != (1, chitta.embedder.identity().dim):

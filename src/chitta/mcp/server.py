@@ -36,6 +36,7 @@ from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.errors import ChittaError, DaemonStarting, DaemonUnavailable
 from chitta.mcp.reply import lean, now_ms
 from chitta.ops import OPERATIONS, Operation, check_params, given
+from chitta.ops.spec import with_realm
 from chitta.recall.gate import gate_reply
 from chitta.scope import DEFAULT_REALM, RealmChoice, resolve_realm
 
@@ -174,9 +175,7 @@ class ChittaMCP(MCPServer):
         # verbose shapes this server's reply only: the daemon always answers in full.
         verbose = bool(params.pop("verbose", False)) or bool(params.get("trace"))
         realm = self.realm.name
-        for p in op.params:
-            if p.realm and p.mcp and not params.get(p.name) and p.type != "list":
-                params[p.name] = realm
+        params = with_realm(op, params, realm, "mcp")
         reply = await anyio.to_thread.run_sync(lambda: self.forwarder.call(op.name, **params))
         if name in ("recall", "reconstruct"):
             # The recall gateway: under UNKNOWN only rows sharing a distinctive word stay.

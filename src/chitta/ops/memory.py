@@ -241,37 +241,22 @@ SHOW = Operation(
     _get,
 )
 
-FORGET = Operation(
-    "forget",
-    "Forget a memory (soft delete: restore brings it back).",
-    (MEMORY_ID,),
-    _on_id("forget"),
-    writes=True,
-    effect="destructive",
-    mcp="Forget a memory (soft delete).",
-)
-RESTORE = Operation(
-    "restore", "Bring back a forgotten memory.", (MEMORY_ID,), _on_id("restore"), writes=True
-)
-PURGE = Operation("purge", "Remove a memory for good.", (MEMORY_ID,), _on_id("purge"), writes=True)
-STRENGTHEN = Operation(
-    "strengthen",
-    "Record evidence for a memory (confidence and strength go up).",
-    (MEMORY_ID,),
-    _on_id("strengthen"),
-    writes=True,
-    effect="write",
-    mcp="Evidence for a memory (more confidence).",
-)
-WEAKEN = Operation(
-    "weaken",
-    "Record evidence against a memory (confidence and strength go down).",
-    (MEMORY_ID,),
-    _on_id("weaken"),
-    writes=True,
-    effect="write",
-    mcp="Evidence against a memory (less confidence).",
-)
+
+def _lifecycle(name: str, summary: str, **how: Any) -> Operation:
+    """An operation on one memory by id, the API method of the same name (it writes)."""
+    return Operation(name, summary, (MEMORY_ID,), _on_id(name), writes=True, **how)
+
+
+FORGET = _lifecycle("forget", "Forget a memory (soft delete: restore brings it back).",
+                    effect="destructive", mcp="Forget a memory (soft delete).")  # fmt: skip
+RESTORE = _lifecycle("restore", "Bring back a forgotten memory.")
+PURGE = _lifecycle("purge", "Remove a memory for good.")
+STRENGTHEN = _lifecycle("strengthen",
+                        "Record evidence for a memory (confidence and strength go up).",
+                        effect="write", mcp="Evidence for a memory (more confidence).")  # fmt: skip
+WEAKEN = _lifecycle("weaken",
+                    "Record evidence against a memory (confidence and strength go down).",
+                    effect="write", mcp="Evidence against a memory (less confidence).")  # fmt: skip
 SUPERSEDE = Operation(
     "supersede",
     "Record that NEW_ID replaces OLD_ID (recall then shows only the new one).",

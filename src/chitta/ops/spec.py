@@ -220,6 +220,17 @@ def _json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def with_realm(op: Operation, params: Params, realm: str, offered: str) -> dict[str, Any]:
+    """``params`` with ``realm`` (the realm rule's, chitta/scope.py) for every realm parameter
+    offered at ``offered`` ("cli" or "mcp") that the caller left out; a list one gets
+    ``[realm]``."""
+    out = dict(params)
+    for p in op.params:
+        if p.realm and getattr(p, offered) and not out.get(p.name):
+            out[p.name] = [realm] if p.type == "list" else realm
+    return out
+
+
 def given(params: Params) -> dict[str, Any]:
     """``params`` without the ones left out (``None``)."""
     return {k: v for k, v in params.items() if v is not None}
