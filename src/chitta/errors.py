@@ -164,6 +164,18 @@ class ModelMismatch(StoreError):
     code = "model_mismatch"
 
 
+# --- files chitta writes --------------------------------------------------------------------
+
+
+class WriteFailed(ChittaError):
+    """A file chitta writes for the user (an export, a backup, a report) could not be written:
+    the message names the file and the cause (a full disk, no permission). The file is as it
+    was before: never a part of it that looks whole."""
+
+    code = "write_failed"
+    exit_code = 4
+
+
 # --- embedding -------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from chitta.cli.common import daemon_client, emit, errors, open_store, settings_of
+from chitta.cli.common import daemon_client, emit, errors, open_store, output, settings_of
 from chitta.errors import BadArgument
 from chitta.ops import OPERATIONS, Context, Operation, Param, check_params, given
 from chitta.ops.spec import with_realm
@@ -157,10 +157,11 @@ def op_command(
                     for value in ids:
                         run_op(ctx, op, {**params, many: value})
                     data = {op.name: ids}
-            if as_json:
-                emit(data)
-            else:
-                render(data)
+            with output():
+                if as_json:
+                    emit(data)
+                else:
+                    render(data)
             if finish is not None:
                 finish(data)
 

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import io
-import os
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.errors import BadArgument, ImportFormatError
+from chitta.files import write_private
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
 
@@ -24,23 +22,6 @@ def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     return {"exists": True, **chitta.status(), "spool": queued}
 
 
-def write_private(path: Path, write: Any) -> Any:
-    """Call ``write(fh)`` on a new owner-only file that replaces ``path`` when it is complete
-    (a crash or an error leaves the old file, or none); what ``write`` returned."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            done = write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return done
-
-
 def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta.transfer import export_jsonl
 
@@ -50,10 +31,8 @@ def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         path = file_path(ctx, p["path"], "path")
         if path.is_dir():
             raise BadArgument(f"{path} is a folder; name a file to export to")
-        try:
-            counts = write_private(path, lambda fh: export_jsonl(chitta, fh, **options))
-        except OSError as exc:
-            raise BadArgument(f"cannot write {path}: {exc.strerror or exc}") from None
+        # Owner-only and whole or not at all; a full disk is a WriteFailed naming the file.
+        counts = write_private(path, lambda fh: export_jsonl(chitta, fh, **options))
         return {"counts": counts, "path": str(path)}
     out = io.StringIO()
     counts = export_jsonl(chitta, out, **options)
@@ -81,7 +60,9 @@ def _import(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         ctx.report(done, total)
 
     try:
-        with path.open(encoding="utf-8", errors="replace", newline="\n") as fh:
+        # Bytes, not text: each line is decoded on its own, so that one that is not UTF-8 is
+        # a bad line (the importer says so) rather than silently rewritten with U+FFFD.
+        with path.open("rb") as fh:
             report = import_jsonl(chitta, fh, into=p.get("into"), progress=advance)
     except OSError as exc:
         raise ImportFormatError(f"cannot read {path}: {exc.strerror or exc}") from None

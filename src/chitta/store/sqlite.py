@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from chitta import files
 from chitta.embed.base import ModelIdentity
 from chitta.errors import (
     MemoryNotFound,
@@ -43,6 +44,10 @@ from chitta.store.records import Alias, Episode, Memory, Scope, Source, Triplet
 from chitta.store.sparse import SparseIndex, coder_for
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
+
+#: SQLite's primary result codes for a copy that could not be written (not a bad store).
+_WRITE_ERRORS = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+                           sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM})  # fmt: skip
 
 _MEMORY_COLUMNS = (
     "id, kind, content, realm, agent_id, channel, tags, source, created_at, updated_at, "
@@ -169,9 +174,11 @@ class Store:
                     f"no store at {self.path}; `chitta remember` creates one, or check "
                     "CHITTA_HOME and --store"
                 )
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            files.private_dir(self.path.parent)
             # Owner-only from the first byte: memories may hold secrets by accident.
             os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        for suffix in ("", "-wal", "-shm"):  # and a store copied in with wider bits becomes so
+            files.tighten(self.path.with_name(self.path.name + suffix))
         self._lock = InstanceLock(self.path)
         self._lock.acquire()
         self._mutex = threading.RLock()
@@ -1064,17 +1071,24 @@ class Store:
         return self._query("PRAGMA integrity_check")[0][0]
 
     def backup_to(self, dest: Path) -> None:
-        """A consistent copy of the live store via SQLite's online backup API."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.unlink()
-        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        target = sqlite3.connect(dest)
+        """A consistent copy of the live store via SQLite's online backup API, owner-only and
+        whole: made beside ``dest`` and renamed over it once complete (chitta/files.py), so a
+        full disk is a :class:`WriteFailed` that leaves an older backup at ``dest`` as it was."""
         try:
-            with self._mutex:
-                self._conn.backup(target)
-        finally:
-            target.close()
+            with files.replacing(dest) as tmp:
+                target = sqlite3.connect(tmp)
+                try:
+                    with self._mutex:
+                        self._conn.backup(target)
+                finally:
+                    target.close()
+                    Path(f"{tmp}-journal").unlink(missing_ok=True)  # a failed copy's
+        except OSError as exc:
+            raise files.write_failed(dest, exc) from None
+        except sqlite3.Error as exc:
+            if exc.sqlite_errorcode & 0xFF not in _WRITE_ERRORS:
+                raise
+            raise files.write_failed(dest, str(exc)) from None
 
     def restore_from(self, source: Path) -> Path:
         """Replace this store's contents with a backup; the old contents are kept beside it.
