@@ -48,6 +48,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from chitta import files
+
 log = logging.getLogger(__name__)
 
 SPOOL_DIR = "spool"
@@ -101,9 +103,8 @@ def new_record_id() -> str:
 
 
 def _folder(path: Path) -> Path:
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)  # an existing folder may have looser bits
+    folder = files.private_dir(path.parent)
+    os.chmod(folder, 0o700)  # the spool's own folder: owner-only even if it was there looser
     return folder
 
 
@@ -131,12 +132,11 @@ def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
     folder = _folder(path)
     while True:
         created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = files.open_private(path, os.O_WRONLY | os.O_APPEND)  # 0600, also if it was not
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not _same_file(fd, path):
                 continue  # claimed by an intake between open and lock: append to a new spool
-            os.fchmod(fd, 0o600)
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view) :]

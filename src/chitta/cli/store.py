@@ -15,6 +15,7 @@ from chitta import __version__
 from chitta.cli.common import daemon_client, errors, settings_of
 from chitta.cli.ops import op_command, run_op
 from chitta.errors import ChittaError, ModelMismatch
+from chitta.files import private_dir
 from chitta.ops import OPERATIONS
 
 
@@ -45,7 +46,7 @@ def _import_source(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]
     if params.get("path") != "-":
         return absolute("path")(ctx, params)
     home = settings_of(ctx).home
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(home)
     fd, spool = tempfile.mkstemp(prefix=".import-stdin-", suffix=".jsonl", dir=home)
     ctx.call_on_close(lambda: Path(spool).unlink(missing_ok=True))
     with os.fdopen(fd, "wb") as fh:
