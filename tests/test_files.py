@@ -112,3 +112,16 @@ def test_tighten_narrows_a_wide_file_and_leaves_the_rest(tmp_path: Path) -> None
     files.tighten(narrow)
     files.tighten(tmp_path / "missing.db")
     assert (_mode(wide), _mode(narrow)) == (0o600, 0o400)
+
+
+def test_dev_stdout_sent_to_a_file_is_written_through_not_replaced(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    code = "from chitta import files; files.write_text_private('/dev/stdout', 'the report')"
+    with out.open("w") as fh:
+        subprocess.run([sys.executable, "-c", code], stdout=fh, check=True, timeout=60)
+        assert os.fstat(fh.fileno()).st_nlink == 1  # the shell's file, not an unlinked one
+    assert out.read_text() == "the report" and _mode(out) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temporary beside it

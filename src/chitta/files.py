@@ -77,7 +77,11 @@ def tighten(path: Path) -> None:
 
 
 def is_stream(path: Path) -> bool:
-    """True when ``path`` names something that is written in place: a device, a pipe."""
+    """True when ``path`` names something that is written in place: a device, a pipe, or a
+    name under /dev or /proc (``/dev/stdout`` when the shell sent stdout to a file: that file
+    is the shell's to replace, not chitta's)."""
+    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -123,7 +127,7 @@ def write_private(path: Path, write: Callable[[IO[str]], T]) -> T:
     path = Path(path)
     try:
         if is_stream(path):
-            with os.fdopen(os.open(path, os.O_WRONLY | os.O_CLOEXEC), "w", encoding="utf-8") as fh:
+            with os.fdopen(open_private(path), "w", encoding="utf-8") as fh:
                 return write(fh)
         with replacing(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
             done = write(fh)
