@@ -20,19 +20,19 @@ def _mount(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
-    """``tmpfs("4m")``: a new tmpfs of that size under ``tmp_path``, unmounted after the test.
-    Skips the test, saying why, where this process may not mount one."""
+def mounts(tmp_path: Path) -> Iterator[Callable[[str], Path | None]]:
+    """``mounts("4m")``: a new tmpfs of that size under ``tmp_path`` (None where this process
+    may not mount one), unmounted after the test."""
     mounted: list[Path] = []
 
-    def mount(size: str) -> Path:
-        if os.geteuid() != 0:
-            pytest.skip("mounting a tmpfs needs root; the max_page_count cases cover the rest")
+    def mount(size: str) -> Path | None:
         where = tmp_path / f"fs{len(mounted)}"
         where.mkdir()
+        if os.geteuid() != 0:
+            return None
         done = _mount("-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(where))
         if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+            return None
         mounted.append(where)
         return where
 
@@ -43,14 +43,36 @@ def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
 
 
 @pytest.fixture
-def read_only(tmpfs: Callable[[str], Path]) -> Iterator[Callable[[Path], None]]:
+def tmpfs(mounts: Callable[[str], Path | None]) -> Callable[[str], Path]:
+    """``tmpfs("4m")``: a new tmpfs of that size, unmounted after the test. Skips the test,
+    saying why, where this process may not mount one."""
+
+    def mount(size: str) -> Path:
+        where = mounts(size)
+        if where is None:
+            pytest.skip("cannot mount a tmpfs here (it needs root and CAP_SYS_ADMIN); the "
+                        "max_page_count cases cover the same error path")  # fmt: skip
+        return where
+
+    return mount
+
+
+@pytest.fixture
+def ro_folder(mounts: Callable[[str], Path | None], tmp_path: Path) -> Path:
+    """A folder ``read_only`` can make read-only: a tmpfs where this process may mount one
+    (root writes through any mode bits), else a plain folder."""
+    return mounts("16m") or tmp_path / "fs0"
+
+
+@pytest.fixture
+def read_only() -> Iterator[Callable[[Path], None]]:
     """``read_only(folder)`` makes ``folder`` and what is in it unwritable: a read-only
-    remount when root (root writes through any mode bits) — ``folder`` must then be the
-    mount point of ``tmpfs`` — else mode 0500 on the folder and 0400 on its files."""
+    remount of a mount point, else mode 0500 on the folder and 0400 on its files — checked,
+    and the test skipped saying why when this process can write there all the same."""
     chmodded: list[tuple[Path, int]] = []
 
     def make(folder: Path) -> None:
-        if os.geteuid() == 0:
+        if os.path.ismount(folder):
             done = _mount("-o", "remount,ro", str(folder))
             if done.returncode != 0:
                 pytest.skip(f"cannot remount {folder} read-only: {done.stderr.strip()}")
@@ -58,21 +80,17 @@ def read_only(tmpfs: Callable[[str], Path]) -> Iterator[Callable[[Path], None]]:
         for path in [*folder.rglob("*"), folder]:
             chmodded.append((path, path.stat().st_mode & 0o7777))
             path.chmod(0o500 if path.is_dir() else 0o400)
+        try:
+            (folder / ".probe").touch()
+        except OSError:
+            return
+        (folder / ".probe").unlink()
+        pytest.skip("this process writes through mode bits (root without a mount to remount)")
 
     yield make
     for path, mode in reversed(chmodded):
         with contextlib.suppress(OSError):
             path.chmod(mode)
-
-
-@pytest.fixture
-def ro_folder(tmp_path: Path, tmpfs: Callable[[str], Path]) -> Path:
-    """A folder ``read_only`` can make read-only (a tmpfs mount point when root)."""
-    if os.geteuid() == 0:
-        return tmpfs("16m")
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    return folder
 
 
 def fill(folder: Path) -> Path:

@@ -109,16 +109,14 @@ def test_os_errors_of_a_full_disk_map_to_store_full(tmp_path: Path) -> None:
 
     from chitta.store import faults
 
+    where = tmp_path / "x.db"
     for number in (errno.ENOSPC, errno.EDQUOT):
-        with pytest.raises(StoreFull, match=str(tmp_path)):
-            with faults.mapped(tmp_path / "x.db"):
-                raise OSError(number, "No space left on device")
-    with pytest.raises(StoreFull):
-        with faults.mapped(tmp_path / "x.db"):
-            raise sqlite3.OperationalError("database or disk is full")
-    with pytest.raises(FileNotFoundError):  # not a disk problem: left as it is
-        with faults.mapped(tmp_path / "x.db"):
-            raise FileNotFoundError(errno.ENOENT, "gone")
+        with pytest.raises(StoreFull, match=str(where)), faults.mapped(where):
+            raise OSError(number, "No space left on device")
+    with pytest.raises(StoreFull), faults.mapped(where):
+        raise sqlite3.OperationalError("database or disk is full")
+    with pytest.raises(FileNotFoundError), faults.mapped(where):  # not a disk problem
+        raise FileNotFoundError(errno.ENOENT, "gone")
 
 
 # --- a real full disk (tmpfs) --------------------------------------------------------------
@@ -144,7 +142,7 @@ def test_a_full_disk_through_the_command_line(tmpfs, filler, cli, clean_error) -
     answer = json.loads(run("remember", "one more on the full disk", "--json").stdout)
     assert answer["ok"] is False and answer["error"] == "store_full"
     # Reads keep working.
-    for args in (("recall", "which build tool does project 1 use?"), ("get", ids[0]),
+    for args in (("recall", "which build tool does project 1 use?"), ("show", ids[0]),
                  ("status",), ("export",)):  # fmt: skip
         proc = run(*args)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
@@ -187,3 +185,49 @@ def test_a_full_disk_through_the_daemon(tmpfs, filler, launch, daemons) -> None:
         ids.append(client.call("remember", content="written once the disk had room")["id"])
     daemons.stop(proc)
     intact(home / "default.db", ids)
+
+
+def test_a_store_opened_on_a_full_disk_reads_and_takes_writes_once_there_is_room(
+    tmpfs, filler, make_memory
+) -> None:
+    """Opened with the disk already full (no room for its lock file's pid, nor the -shm
+    SQLite needs), the store reads; a write is refused until space returns, then taken by
+    the same open store. Closing on a full disk (the final checkpoint cannot run) keeps
+    every acknowledged write in the log."""
+    disk = tmpfs("4m")
+    path = disk / "store.db"
+    kept = [make_memory(f"memory number {i} kept through a full disk") for i in range(5)]
+    with Store(path) as store:
+        store.insert([(m, None) for m in kept[:3]])
+    Path(f"{path}.lock").unlink()
+    space = filler(disk)
+    with Store(path) as store:
+        assert store.read_only == "the disk is full"
+        assert store.get(kept[0].id).content == kept[0].content
+        with pytest.raises(StoreFull, match=str(path)):
+            store.insert([(kept[3], None)])
+        space.unlink()
+        store.insert([(kept[3], None)])  # room again: the same store takes it
+        assert store.read_only is None
+        space = filler(disk)
+        try:
+            store.insert([(kept[4], None)])
+            done = kept
+        except StoreFull:
+            done = kept[:4]
+    # Closed while full: whatever was acknowledged is in the file or its log.
+    space.unlink()
+    intact(path, [m.id for m in done])
+
+
+def test_the_spool_on_a_full_disk_says_store_full(tmpfs, filler) -> None:
+    from chitta import spool
+
+    disk = tmpfs("1m")
+    path = spool.spool_path(disk / "h" / "default.db")
+    spool.append(path, "remember", {"content": "kept in the spool before the disk filled"})
+    filler(disk)
+    with pytest.raises(StoreFull, match="spool"):
+        for i in range(1000):
+            spool.append(path, "remember", {"content": f"spooled memory {i} " * 20})
+    assert spool.waiting(path) >= 1

@@ -48,7 +48,8 @@ def test_a_read_only_store_reads_and_refuses_writes(stored, embedder) -> None:
         assert c.status()["read_only"]
         assert c.status()["memories"] == 2
         assert c.get(ids[0]).content == WAL
-        assert c.recall("why not our own write-ahead log?", realm="demo").hits[0].memory.id == ids[0]
+        hits = c.recall("why not our own write-ahead log?", realm="demo").hits
+        assert hits[0].memory.id == ids[0]
         out = io.StringIO()
         export_jsonl(c, out)
         assert ids[0] in out.getvalue() and ids[1] in out.getvalue()
@@ -88,7 +89,7 @@ def test_the_cli_reads_a_read_only_store(stored, cli, clean_error) -> None:
     assert status.returncode == 0 and "read-only" in status.stdout, status.stderr
     assert json.loads(run("status", "--json").stdout)["read_only"]
     for args in (("recall", "why not our own write-ahead log?", "--realm", "demo"),
-                 ("get", ids[0]), ("export",)):  # fmt: skip
+                 ("show", ids[0]), ("export",)):  # fmt: skip
         proc = run(*args)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr)
         assert ids[0] in proc.stdout

@@ -28,8 +28,8 @@ def sha256(path: Path) -> str:
 
 def damage_table(path: Path, table: str) -> None:
     conn = sqlite3.connect(path)
-    root, = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    size, = conn.execute("PRAGMA page_size").fetchone()
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    (size,) = conn.execute("PRAGMA page_size").fetchone()
     conn.close()
     with path.open("r+b") as fh:
         fh.seek((root - 1) * size)
