@@ -141,6 +141,8 @@ def test_a_full_disk_through_the_command_line(tmpfs, filler, cli, clean_error) -
     clean_error(proc, 4, str(store), "is full")
     answer = json.loads(run("remember", "one more on the full disk", "--json").stdout)
     assert answer["ok"] is False and answer["error"] == "store_full"
+    clean_error(run("backup", str(disk / "snap.db")), 4, str(disk / "snap.db"), "is full")
+    assert not (disk / "snap.db").exists()  # half a copy is no backup
     # Reads keep working.
     for args in (("recall", "which build tool does project 1 use?"), ("show", ids[0]),
                  ("status",), ("export",)):  # fmt: skip

@@ -195,7 +195,7 @@ class Store:
                     f"no store at {self.path}; `chitta remember` creates one, or check "
                     "CHITTA_HOME and --store"
                 )
-            with faults.mapped(self.path, "creating it"):
+            with faults.mapped(self.path, "creating it", reads=False):
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._lock = InstanceLock(self.path)
         with faults.mapped(self.path, "opening it"):
@@ -223,7 +223,7 @@ class Store:
         """The store's connection: for writing when it can be written, else read-only (and
         ``read_only`` says why). A missing file is made (the lock is held by now)."""
         if not self.path.exists():
-            with faults.mapped(self.path, "creating it"):
+            with faults.mapped(self.path, "creating it", reads=False):
                 connect.create(self.path)
         elif problem := shape.problem(self.path):
             raise StoreCorrupt(
