@@ -106,6 +106,9 @@ def test_restore_of_a_healthy_closed_store_keeps_it_as_pre_restore(settings, emb
     before = sha256(settings.store_path)
     saved = restore_backup_offline(backup, settings)
     assert saved is not None and ".pre-restore-" in saved.name and sha256(saved) == before
+    # Reading the backup and judging the old store left no -wal or -shm beside either.
+    assert not list(backup.parent.glob("snap.db-*"))
+    assert not list(settings.home.glob("default.db-*"))
     restored_ok(settings, embedder, mid)
 
 
@@ -180,3 +183,18 @@ def test_the_cli_refuses_a_corrupt_backup(settings, backed_up, cli, clean_error)
     clean_error(run("restore-backup", str(backup)), 4, str(backup))
     assert sha256(settings.store_path) == before
     assert not [p for p in settings.home.iterdir() if ".damaged-" in p.name]
+
+
+def test_the_cli_restores_a_damaged_store_through_its_daemon(settings, backed_up, cli, launch):
+    """A daemon serves a store whose damage is in pages it has not read: the command goes
+    through it, and the old contents are kept as damaged."""
+    backup, mid = backed_up
+    damage_table(settings.store_path, "embeddings")
+    launch(settings.home)
+    run = cli(settings.home)
+    done = json.loads(run("restore-backup", str(backup), "--json").stdout)
+    assert done["ok"] and done["damaged"] is True and ".damaged-" in done["saved"]
+    status = json.loads(run("status", "--json").stdout)
+    assert status["daemon"]["methods"]["restore_backup"]["requests"] == 1
+    assert status["memories"] == 1
+    assert json.loads(run("show", mid, "--json").stdout)["memory"]["content"] == WAL

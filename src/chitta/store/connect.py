@@ -86,12 +86,20 @@ def sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def open_read_only(path: Path, what: str = "the store") -> sqlite3.Connection:
-    """``path`` opened for reading only (module docstring: which way, and why it is safe)."""
+def open_read_only(
+    path: Path, what: str = "the store", *, settled: bool = False
+) -> sqlite3.Connection:
+    """``path`` opened for reading only (module docstring: which way, and why it is safe).
+
+    ``settled``: nothing can write the file meanwhile (a backup being restored, a store whose
+    lock the caller holds); it is then read with ``immutable=1`` when its log holds nothing,
+    which leaves no -wal or -shm file beside it (a read-only connection cannot remove them)."""
     uri = path.absolute().as_uri()
     try:
         with faults.mapped(path, "opening it"):
             try:
+                if settled and not shape.wal_has_frames(path):
+                    return _read(f"{uri}?mode=ro&immutable=1")
                 conn = _read(f"{uri}?mode=ro")
             except sqlite3.OperationalError:
                 if shape.wal_has_frames(path):
@@ -118,8 +126,7 @@ def version_of(conn: sqlite3.Connection, path: Path) -> int:
     where = f"the store {path}"
     try:
         version = migrations.schema_version(conn, where)
-        if version > migrations.LATEST:
-            migrations.migrate(conn, where=where)  # raises SchemaTooNew, naming the versions
+        migrations.check_known(version, where)
     except BaseException as exc:
         error = _as_store_error(exc, path)
         if error is exc:

@@ -182,16 +182,21 @@ def schema_version(conn: sqlite3.Connection, where: str = "the store") -> int:
     return int(raw)
 
 
+def check_known(version: int, where: str = "the store") -> None:
+    """Refuse a schema version from a newer chitta than this one."""
+    if version > LATEST:
+        raise SchemaTooNew(
+            f"{where} was made by a newer chitta (schema version {version}; this chitta knows "
+            f"up to {LATEST}): upgrade chitta to open it"
+        )
+
+
 def migrate(
     conn: sqlite3.Connection, target: int = LATEST, where: str = "the store"
 ) -> tuple[int, int]:
     """Bring ``conn``'s schema up to ``target``; returns (from, to)."""
     start = schema_version(conn, where)
-    if start > LATEST:
-        raise SchemaTooNew(
-            f"{where} was made by a newer chitta (schema version {start}; this chitta knows "
-            f"up to {LATEST}): upgrade chitta to open it"
-        )
+    check_known(start, where)
     # V5 fills triplet keys with the functions new writes use.
     conn.create_function("chitta_entity_key", 1, entity_key, deterministic=True)
     conn.create_function("chitta_predicate_key", 1, predicate_key, deterministic=True)

@@ -35,7 +35,7 @@ def check_backup(source: Path) -> None:
     what = f"the backup {source}"
     if problem := shape.problem(source):
         raise StoreCorrupt(f"{what} is not a chitta store: {problem}")
-    conn = connect.open_read_only(source, what="the backup")
+    conn = connect.open_read_only(source, what="the backup", settled=True)
     try:
         version = migrations.schema_version(conn, what)
         verdict = conn.execute("PRAGMA integrity_check").fetchone()[0]
@@ -56,11 +56,12 @@ def check_backup(source: Path) -> None:
 
 def sound(path: Path) -> bool:
     """Whether the store file at ``path`` is a chitta store SQLite reads without a fault
-    (its shape, its schema version, ``PRAGMA quick_check``). Reads only."""
+    (its shape, its schema version, ``PRAGMA quick_check``). Reads only, leaving nothing
+    beside it; the caller holds the store's lock."""
     try:
         if shape.problem(path):
             return False
-        conn = connect.open_read_only(path)
+        conn = connect.open_read_only(path, settled=True)
         try:
             version = migrations.schema_version(conn)
             verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
@@ -119,8 +120,9 @@ def _swap(path: Path, source: Path) -> Path | None:
     """Build the backup's copy beside the store, move the old files aside, move it in."""
     new = _copy_of(source, path)
     try:
+        damaged = path.exists() and not sound(path)
         old = [s for s in ("", *shape.COMPANIONS) if shape.companion(path, s).exists()]
-        saved = kept_name(path, damaged=not sound(path)) if old else None
+        saved = kept_name(path, damaged) if old else None
         for suffix in old:
             kept = shape.companion(saved, suffix)
             os.rename(shape.companion(path, suffix), kept)
@@ -142,7 +144,7 @@ def _copy_of(source: Path, path: Path) -> Path:
         leftover.unlink(missing_ok=True)
     os.close(os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     try:
-        src = connect.open_read_only(source, what="the backup")
+        src = connect.open_read_only(source, what="the backup", settled=True)
         try:
             dest = sqlite3.connect(new, isolation_level=None)
             try:

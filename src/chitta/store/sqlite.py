@@ -189,6 +189,7 @@ class Store:
         #: full disk at open): reads work, writes are refused with the reason. None: writable.
         self.read_only: str | None = None
         self._refuse: Callable[[str], StoreError] = lambda doing: faults.read_only(self.path)
+        # (set with read_only: the error a write gets, given what it was doing)
         if not self.path.exists():
             if not create:
                 raise StoreMissing(
@@ -225,7 +226,7 @@ class Store:
         if not self.path.exists():
             with faults.mapped(self.path, "creating it", reads=False):
                 connect.create(self.path)
-        elif problem := shape.problem(self.path):
+        elif problem := self._shape_problem():
             raise StoreCorrupt(
                 f"the store {self.path} is not a chitta store: {problem}; {faults.RESTORE_HINT}"
                 ", or move it away to start a new store"
@@ -257,6 +258,12 @@ class Store:
                 "this chitta needs before it can read it"
             )
         return conn
+
+    def _shape_problem(self) -> str | None:
+        try:
+            return shape.problem(self.path)
+        except OSError as exc:  # not even readable: no mode or mount lets chitta in
+            raise StoreError(f"the store {self.path} cannot be read: {exc.strerror}") from exc
 
     def _writable(self, doing: str = "") -> None:
         """Make sure the store can take a write; the reason as its error when it cannot.
@@ -1199,7 +1206,7 @@ class Store:
             else:
                 self._access.flush()  # buffered accesses belong to the contents being saved
                 self.backup_to(saved)
-            src = connect.open_read_only(source, what="the backup")
+            src = connect.open_read_only(source, what="the backup", settled=True)
             try:
                 src.backup(self._conn)
             finally:
