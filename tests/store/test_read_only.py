@@ -124,3 +124,19 @@ def test_a_daemon_serves_a_read_only_store(stored, tmp_path: Path, daemons) -> N
             assert str(settings.store_path) in str(refused.value)
     finally:
         daemons.stop(proc)
+
+
+def test_an_io_error_on_a_read_only_mount_is_store_read_only(ro_folder, read_only) -> None:
+    """A file system that turns read-only under an open store (ext4 after an error) fails
+    SQLite's writes with an I/O error carrying no errno: the mount says what it was."""
+    import sqlite3
+
+    from chitta.store import faults
+
+    read_only(ro_folder)
+    if not os.statvfs(ro_folder).f_flag & os.ST_RDONLY:
+        pytest.skip("no read-only mount here (mode bits only)")
+    failure = sqlite3.OperationalError("disk I/O error")
+    failure.sqlite_errorcode = sqlite3.SQLITE_IOERR_WRITE  # type: ignore[attr-defined]
+    error = faults.store_error(failure, ro_folder / "store.db")
+    assert isinstance(error, StoreReadOnly) and "mounted read-only" in str(error)

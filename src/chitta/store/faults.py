@@ -76,8 +76,13 @@ def store_error(
             return full(path, doing, what=what, reads=reads)
         if primary == sqlite3.SQLITE_READONLY or "readonly database" in text:
             return read_only(path, "SQLite cannot write it", doing, what=what, reads=reads)
-        if primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN) and _low(path):
-            return full(path, doing, what=what, reads=reads)
+        if primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+            # SQLite's I/O errors carry no errno: ask the file system what it is short of.
+            if _low(path):
+                return full(path, doing, what=what, reads=reads)
+            if _mounted_read_only(path):
+                return read_only(path, "its file system is mounted read-only", doing,
+                                 what=what, reads=reads)  # fmt: skip
         if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in text:
             return corrupt(path, f"SQLite: {text}")
         return None
@@ -92,6 +97,15 @@ def store_error(
 def _low(path: Path) -> bool:
     free = free_bytes(path)
     return free is not None and free < LOW_SPACE_BYTES
+
+
+def _mounted_read_only(path: Path) -> bool:
+    """Whether ``path``'s file system is mounted read-only (as ext4 remounts itself after
+    an error: writes then fail with EROFS, which SQLite reports as an I/O error)."""
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 @contextmanager
