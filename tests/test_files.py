@@ -50,7 +50,7 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path: Path)
         fh.write("the first half of a new one")
         raise OSError(28, "No space left on device")
 
-    with pytest.raises(WriteFailed, match=r"export\.jsonl: No space left on device; the file"):
+    with pytest.raises(WriteFailed, match=r"export\.jsonl: the disk is full \(No space left"):
         files.write_private(old, half)
     assert old.read_text() == "the whole old export\n"
     assert [p.name for p in tmp_path.iterdir()] == ["export.jsonl"]

@@ -155,7 +155,21 @@ class StoreCorrupt(StoreError):
 
 
 class SchemaTooNew(StoreError):
+    """The store was made by a newer chitta (a schema version this one does not know)."""
+
     code = "schema_too_new"
+
+
+class StoreFull(StoreError):
+    """The disk (or quota) holding the store has no room: the write was not made."""
+
+    code = "store_full"
+
+
+class StoreReadOnly(StoreError):
+    """The store's file or folder cannot be written: reads work, writes are refused."""
+
+    code = "store_read_only"
 
 
 class ModelMismatch(StoreError):

@@ -144,6 +144,9 @@ def write_text_private(path: Path, text: str) -> None:
 def write_failed(path: Path, exc: OSError | str) -> WriteFailed:
     """The error for ``path`` that could not be written because of ``exc``."""
     reason = exc if isinstance(exc, str) else exc.strerror or str(exc)
+    full = not isinstance(exc, str) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if full and not is_stream(path):  # (a device such as /dev/full is not a disk)
+        reason = f"the disk is full ({reason})"
     if is_stream(path):
         return WriteFailed(f"cannot write {path}: {reason}")
     kept = "the file there is as it was" if os.path.lexists(path) else "no file was left"

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -49,6 +50,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from chitta import files
+from chitta.store import faults  # standard library only, like this module
 
 log = logging.getLogger(__name__)
 
@@ -123,6 +125,19 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
 
 
+def _disk_errors(write: Callable[..., str]) -> Callable[..., str]:
+    """A full disk or a read-only folder under the spool raised as StoreFull or StoreReadOnly
+    naming the spool, as the store's own writes are (store/faults.py)."""
+
+    @functools.wraps(write)
+    def mapped(path: Path, *args: Any) -> str:
+        with faults.mapped(path, "keeping the write in the spool", "the spool", reads=False):
+            return write(path, *args)
+
+    return mapped
+
+
+@_disk_errors
 def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
     """Append one record (``op`` with ``params``) to the spool at ``path``, durably; its id."""
     if op not in SPOOLABLE:

@@ -353,7 +353,7 @@ def test_a_report_is_owner_only_under_umask_000_and_whole_or_not_at_all(
     full = tmpfs.path / "report.html"
     result = cli(tmp_path / "home", *ask, str(full))
     assert result.exit_code == 4, result.stderr
-    assert f"cannot write {full}: No space left on device" in result.stderr
+    assert f"cannot write {full}: the disk is full (No space left on device)" in result.stderr
     assert not full.exists()  # no empty or half report left behind as if it were one
 
 

@@ -119,6 +119,9 @@ def build_at(path: Path, version: int) -> None:
     """A store file at ``version``, made by hand the way that chitta would have made it."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
+        # Version 0: a SQLite file with no tables yet, as the WAL pragma leaves it (an empty
+        # file is damage, not a store: store/shape.py).
+        conn.execute("PRAGMA journal_mode = WAL")
         for script in migrations.MIGRATIONS[:version]:
             conn.executescript(script)
         if version:
@@ -265,7 +268,7 @@ def test_steps_before_a_failing_one_stay_applied(
 ) -> None:
     """Each step is its own transaction: a new file stops at the last step that worked."""
     path = tmp_path / "store.db"
-    path.touch()
+    build_at(path, 0)
     broken = (*migrations.MIGRATIONS[:1], "CREATE TABLE half (x);\nNOT SQL AT ALL;\n")
     monkeypatch.setattr(migrations, "MIGRATIONS", broken)
     with pytest.raises(StoreCorrupt):

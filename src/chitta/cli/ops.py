@@ -44,6 +44,9 @@ def run_op(
     if client is not None:
         with client:
             data = client.call(op.name, progress=progress, **params)
+    elif op.offline is not None:
+        settings = settings_of(ctx)
+        data = op.offline(settings, params, Context(home=settings.home, progress=progress))
     else:
         settings = settings_of(ctx)
         with open_store(ctx, create=op.creates, check_model=check_model) as chitta:

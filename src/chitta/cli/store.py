@@ -74,6 +74,15 @@ def _import_exit(data: dict[str, Any]) -> None:
         sys.exit(2)
 
 
+def _restored(data: dict[str, Any]) -> None:
+    if data["saved"] is None:
+        click.echo(f"restored {data['path']} (there was no store before)")
+    elif data.get("damaged"):
+        click.echo(f"restored {data['path']}; the damaged store was kept as {data['saved']}")
+    else:
+        click.echo(f"restored {data['path']}; the previous contents are in {data['saved']}")
+
+
 def _reembed_model(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
     """Through the daemon, re-embedding uses the daemon's model: refuse when this command is
     configured with another one (the user means to switch models)."""
@@ -131,10 +140,8 @@ def register(group: click.Group) -> None:
                progress="bytes", finish=_import_exit)  # fmt: skip
     op_command(group, "backup", lambda d: click.echo(f"backed up {d['store']} to {d['path']}"),
                prepare=absolute("path"))  # fmt: skip
-    op_command(group, "restore_backup",
-               lambda d: click.echo(f"restored {d['path']}; the previous contents are in "
-                                    f"{d['saved']}"),
-               prepare=absolute("path"), progress="steps")  # fmt: skip
+    op_command(group, "restore_backup", _restored, prepare=absolute("path"),
+               progress="steps")  # fmt: skip
     op_command(group, "reembed", _reembedded, prepare=_reembed_model, progress="memories",
                check_model=False)  # fmt: skip
 

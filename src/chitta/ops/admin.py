@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.errors import BadArgument, ImportFormatError
@@ -12,6 +13,7 @@ from chitta.ops.spec import Context, Operation, Param, Params
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
+    from chitta.config import Settings
 
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -78,8 +80,23 @@ def _backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 def _restore_backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     path = file_path(ctx, p["path"], "path")
-    saved = chitta.restore_backup(path)
-    return {"path": str(path), "saved": str(saved)}
+    return _restored(path, chitta.restore_backup(path))
+
+
+def _restore_backup_offline(settings: Settings, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.api import restore_backup_offline
+
+    path = file_path(ctx, p["path"], "path")
+    return _restored(path, restore_backup_offline(path, settings))
+
+
+def _restored(path: Path, saved: Path | None) -> dict[str, Any]:
+    """The reply of a restore: the backup, where the old store's files went (None: there was
+    no store) and whether they were damaged."""
+    from chitta.store.restore import DAMAGED
+
+    damaged = saved is not None and f".{DAMAGED}-" in saved.name
+    return {"path": str(path), "saved": None if saved is None else str(saved), "damaged": damaged}
 
 
 def _reembed(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -148,7 +165,8 @@ BACKUP = Operation(
 )
 RESTORE_BACKUP = Operation(
     "restore_backup",
-    "Replace the store's contents with the backup at PATH (the old contents are kept).",
+    "Replace the store with the backup at PATH, also a damaged store (the backup is checked; "
+    "the old store is kept beside it).",
     (
         Param(
             "path", "text", "The backup to restore. " + PATH_HELP, required=True, positional=True
@@ -157,6 +175,7 @@ RESTORE_BACKUP = Operation(
     _restore_backup,
     writes=True,
     long=True,
+    offline=_restore_backup_offline,
 )
 REEMBED = Operation(
     "reembed",

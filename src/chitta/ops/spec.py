@@ -18,6 +18,7 @@ from chitta.errors import BadArgument
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
+    from chitta.config import Settings
 
 Params = Mapping[str, Any]
 
@@ -125,6 +126,8 @@ class Context:
 
 
 Run = Callable[["Chitta", Params, Context], dict[str, Any]]
+#: An operation run in the CLI's own process without opening the store (its settings instead).
+Offline = Callable[["Settings", Params, Context], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +151,9 @@ class Operation:
     creates: bool = False
     #: More for the CLI's help, after the summary (a paragraph).
     detail: str = ""
+    #: Run this instead, with the store unopened, when the CLI runs the operation in its own
+    #: process (restore_backup: the store it replaces may be too damaged to open).
+    offline: Offline | None = None
     by_name: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
