@@ -1,7 +1,7 @@
 """`chitta serve`: one process owns the store and answers JSON-RPC on a Unix socket.
 
 The model, the store and its indexes are loaded once and shared by every client. Each
-connection has a reader thread; each request runs on a worker pool that grows with load up
+connection has a reader thread (daemon/connections.py); each request runs on a worker pool that grows with load up
 to :data:`MAX_WORKERS` (seed 001's 8-16: threads are started as requests need them). Reads
 run side by side; methods that write go through one writer lock, one at a time. A request
 that outlives its deadline is answered with a timeout error while it finishes in the
@@ -30,6 +30,7 @@ from typing import Any
 from chitta import spool
 from chitta.api import Chitta
 from chitta.daemon import protocol
+from chitta.daemon.connections import Sender, serve_connection
 from chitta.daemon.methods import META, METHODS, Operation, check_params
 from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
 from chitta.ops.spec import Context
@@ -176,7 +177,8 @@ class Daemon:
                         break
                     raise
                 self._touch()  # a client that just connected is about to ask something
-                threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
+                threading.Thread(target=serve_connection, args=(conn, self._answer),
+                                 kwargs={"max_request": self.max_request}, daemon=True,
                                  name="chitta-conn").start()  # fmt: skip
         finally:
             self._shutdown()
@@ -250,29 +252,7 @@ class Daemon:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
 
-    def _serve_connection(self, conn: socket.socket) -> None:
-        out = _Sender(conn)
-        with conn, conn.makefile("rb") as reader:
-            while True:
-                try:
-                    line = reader.readline(self.max_request + 1)
-                except OSError:
-                    return  # the client went away
-                if not line:
-                    return
-                if len(line) > self.max_request or not line.endswith(b"\n"):
-                    out.send(protocol.error_line(
-                        None, protocol.TOO_LARGE,
-                        f"request over {self.max_request} bytes or not ended by a newline",
-                    ))  # fmt: skip
-                    return  # the rest of an oversized line cannot be framed
-                if line.strip() == b"":
-                    continue
-                reply = self._answer(line, out)
-                if reply is not None and not out.send(reply):
-                    return
-
-    def _answer(self, line: bytes, out: _Sender | None = None) -> bytes | None:
+    def _answer(self, line: bytes, out: Sender | None = None) -> bytes | None:
         """The response line for one request line (None for a notification); progress
         notifications, when the request asks for them, go to ``out`` before it."""
         self._touch()
@@ -364,24 +344,7 @@ class Daemon:
             self._idle.notify_all()
 
 
-class _Sender:
-    """One connection's way out: responses from its reader thread and progress from a worker
-    share it, one whole line at a time."""
-
-    def __init__(self, conn: socket.socket) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
-
-    def send(self, data: bytes) -> bool:
-        with self._lock:
-            try:
-                self._conn.sendall(data)
-                return True
-            except OSError:
-                return False
-
-
-def _progress(out: _Sender | None, request: protocol.Request) -> Any:
+def _progress(out: Sender | None, request: protocol.Request) -> Any:
     """A ``progress(done, total)`` sending notifications for ``request``, when it asked for
     them (``"_meta": {"progress": true}``) and expects a response; else None."""
     meta = request.params.get(META)
