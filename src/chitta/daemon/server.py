@@ -1,11 +1,13 @@
 """`chitta serve`: one process owns the store and answers JSON-RPC on a Unix socket.
 
 The model, the store and its indexes are loaded once and shared by every client. Each
-connection has a reader thread (daemon/connections.py); each request runs on a worker pool that grows with load up
-to :data:`MAX_WORKERS` (seed 001's 8-16: threads are started as requests need them). Reads
-run side by side; methods that write go through one writer lock, one at a time. A request
-that outlives its deadline is answered with a timeout error while it finishes in the
-background (a watchdog in all but name: the caller is never left hanging).
+connection has a reader thread (daemon/connections.py), up to a cap on open connections, and
+is closed when no complete request line comes within its idle time. Each request runs on a
+worker pool that grows with load up to :attr:`Limits.workers` (seed 001's 8-16: threads are
+started as requests need them). Reads run side by side; methods that write go through one
+writer lock, one at a time. A request that outlives its deadline is answered with a timeout
+error while it finishes in the background (a watchdog in all but name: the caller is never
+left hanging).
 
 Shutdown (SIGTERM, SIGINT, :meth:`Daemon.stop`, or ``idle_exit_s`` without a request): the
 listening socket closes, requests in flight finish, the store flushes and closes, and the
@@ -24,20 +26,28 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chitta import spool
 from chitta.api import Chitta
-from chitta.daemon import protocol
-from chitta.daemon.connections import Sender, serve_connection
+from chitta.config import (
+    DAEMON_CONNECTION_IDLE_S,
+    DAEMON_MAX_CONNECTIONS,
+    DAEMON_WORKERS,
+)
+from chitta.daemon import connections, protocol
+from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
 from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
 from chitta.ops.spec import Context
 
 log = logging.getLogger(__name__)
 
-MAX_WORKERS = 16
+#: File descriptors kept free of connections for the daemon's own files (the store, its
+#: journal, backups, exports, the model), when the connection cap is fitted to the limit.
+FD_RESERVE = 32
 #: How long a request may run before its caller gets a timeout error, in seconds.
 DEADLINE_S = 30.0
 #: Latencies kept per method for the status figures (the newest).
@@ -79,6 +89,20 @@ class Stats:
                 "methods": per_method}  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one daemon allows its clients at once (docs/daemon.md, "Limits")."""
+
+    #: Connections open at once; one more is told ``daemon_busy`` and closed.
+    max_connections: int = DAEMON_MAX_CONNECTIONS
+    #: Seconds a connection may take to send a whole request line (None: no limit).
+    connection_idle_s: float | None = DAEMON_CONNECTION_IDLE_S
+    #: Worker threads at most.
+    workers: int = DAEMON_WORKERS
+    #: The longest request line, in bytes.
+    max_request: int = protocol.MAX_REQUEST_BYTES
+
+
 def _percentile(values: deque[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))], 3)
@@ -93,8 +117,7 @@ class Daemon:
         socket_path: Path,
         *,
         deadline_s: float = DEADLINE_S,
-        max_workers: int = MAX_WORKERS,
-        max_request: int = protocol.MAX_REQUEST_BYTES,
+        limits: Limits = Limits(),  # noqa: B008 - frozen: one shared default is safe
         home: Path | None = None,
         idle_exit_s: float | None = None,
         spool_file: Path | None = None,
@@ -107,9 +130,9 @@ class Daemon:
         self.home = Path(home) if home is not None else chitta.home
         self.path = Path(socket_path)
         self.deadline_s = deadline_s
-        self.max_request = max_request
+        self.limits = limits
         self.stats = Stats()
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="chitta-rpc")
+        self._pool = ThreadPoolExecutor(max_workers=limits.workers, thread_name_prefix="chitta-rpc")
         self._writer = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
@@ -120,6 +143,8 @@ class Daemon:
         #: Why serve_forever returned, for the exit line: None after stop() (a signal).
         self.stopped_because: str | None = None
         self._listener = self._bind()
+        self.admission = connections.Admission(_fitted_cap(limits.max_connections))
+        self._acceptor = connections.Acceptor(self._listener, self.admission)
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -167,7 +192,7 @@ class Daemon:
             while not self._stopping.is_set():
                 self._take_in_spool()  # at the start, then at most every SPOOL_CHECK_S
                 try:
-                    conn, _ = self._listener.accept()
+                    conn = self._acceptor.accept()
                 except TimeoutError:
                     if self._idle_expired():
                         break
@@ -176,12 +201,35 @@ class Daemon:
                     if self._stopping.is_set():
                         break
                     raise
-                self._touch()  # a client that just connected is about to ask something
-                threading.Thread(target=serve_connection, args=(conn, self._answer),
-                                 kwargs={"max_request": self.max_request}, daemon=True,
-                                 name="chitta-conn").start()  # fmt: skip
+                if conn is not None:
+                    self._touch()  # a client that just connected is about to ask something
+                    self._open(conn)
         finally:
             self._shutdown()
+
+    def _open(self, conn: socket.socket) -> None:
+        """Serve ``conn`` on a thread of its own, or refuse it when the cap is reached (or no
+        thread can be started)."""
+        if not self.admission.admit():
+            connections.refuse(conn, f"the daemon has {self.admission.cap} connections open, "
+                               "its most; try again shortly")  # fmt: skip
+            return
+        thread = threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                                  name="chitta-conn")  # fmt: skip
+        try:
+            thread.start()
+        except RuntimeError:  # can't start new thread: out of memory or of threads
+            self.admission.release()
+            self.admission.refused_one()
+            log.warning("no thread for a new connection; refused it")
+            connections.refuse(conn, "the daemon cannot start a thread; try again shortly")
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            connections.serve_connection(conn, self._answer, max_request=self.limits.max_request,
+                                         idle_s=self.limits.connection_idle_s)  # fmt: skip
+        finally:
+            self.admission.release()
 
     def stop(self) -> None:
         """Ask the server to stop (safe from a signal handler or another thread)."""
@@ -242,6 +290,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self._listener.close()
+        self._acceptor.close()
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
         # After a deadline's grace, queued work is dropped rather than waited for.
@@ -334,14 +383,35 @@ class Daemon:
         else:
             result = entry.run(self.chitta, params, ctx)
         if entry.name == "memory_status":
-            result = {**result, "daemon": {**self.stats.figures(), "idle_exit_s": self.idle_exit_s}}
+            result = {**result, "daemon": self._figures()}
         return {"ok": True, **result}
+
+    def _figures(self) -> dict[str, Any]:
+        """The daemon's part of ``memory_status``: its requests and its limits."""
+        conns = {"open": self.admission.open, "max": self.admission.cap,
+                 "refused": self.admission.refused,
+                 "idle_s": self.limits.connection_idle_s}  # fmt: skip
+        return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "connections": conns,
+                "workers": self.limits.workers}  # fmt: skip
 
     def _done(self) -> None:
         with self._idle:
             self._in_flight -= 1
             self._last_request = time.monotonic()  # quiet is counted from the last answer
             self._idle.notify_all()
+
+
+def _fitted_cap(cap: int) -> int:
+    """``cap``, or fewer when the file descriptor limit leaves room for fewer connections
+    (FD_RESERVE kept for the daemon's own files): over the cap a client is told the daemon
+    is busy, where out of descriptors it would be left waiting."""
+    room = connections.descriptor_room(FD_RESERVE)
+    if room is None or room >= cap:
+        return cap
+    fitted = max(1, room)
+    log.warning("at most %d connections at once (not %d): the file descriptor limit "
+                "(ulimit -n) leaves room for no more", fitted, cap)  # fmt: skip
+    return fitted
 
 
 def _progress(out: Sender | None, request: protocol.Request) -> Any:
