@@ -8,16 +8,13 @@ import json
 import os
 import resource
 import socket
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
+from chitta.daemon.client import DaemonClient, DaemonError
 from chitta.daemon.connections import Acceptor, Admission
 
 #: The file descriptor limit the flooded daemon runs under (it needs about 16 to serve).
@@ -45,43 +42,14 @@ def _served(path: Path, within_s: float = 20.0) -> dict:
             time.sleep(0.2)
 
 
-@pytest.fixture
-def limited(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen]]:
-    """Start `chitta serve ARGS` under RLIMIT_NOFILE LOW_NOFILE; stopped after the test."""
-    started: list[subprocess.Popen] = []
-
-    def start(home: Path, *args: str) -> subprocess.Popen:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-        env["CHITTA_HOME"] = str(home)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "chitta", "serve", *args], env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
-                                                  (LOW_NOFILE, LOW_NOFILE)),
-        )  # fmt: skip
-        started.append(proc)
-        deadline = time.monotonic() + 60
-        while not daemon_answers(home / "chitta.sock"):
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "chitta serve did not start"
-            time.sleep(0.1)
-        return proc
-
-    yield start
-    for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def _low_file_limit() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (LOW_NOFILE, LOW_NOFILE))
 
 
 def test_a_connection_flood_under_a_low_file_limit_does_not_stop_the_daemon(
-    home: Path, limited
+    home: Path, serve_as
 ) -> None:
-    proc = limited(home)
+    proc = serve_as(home, preexec=_low_file_limit)
     sock = home / "chitta.sock"
     flood: list[socket.socket] = []
     try:

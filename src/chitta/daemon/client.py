@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import itertools
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.daemon import protocol
-from chitta.errors import ChittaError, DaemonUnavailable, error_class
+from chitta.errors import ChittaError, DaemonBusy, DaemonUnavailable, error_class
 
 
 class DaemonError(ChittaError):
@@ -97,14 +98,32 @@ class DaemonClient:
 
     def _connect(self) -> None:
         _check_owner(self.path)
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(self.timeout_s)
-        try:
-            self._sock.connect(str(self.path))
-        except OSError as exc:
-            self._sock.close()
-            raise DaemonUnavailable(f"no chitta daemon answers on {self.path}: {exc}") from None
+        give_up, pause = time.monotonic() + self._busy_budget(), BUSY_PAUSE_S
+        while True:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._sock.settimeout(self.timeout_s)
+            try:
+                self._sock.connect(str(self.path))
+                break
+            except OSError as exc:
+                self._sock.close()
+                if exc.errno != errno.EAGAIN:
+                    raise DaemonUnavailable(
+                        f"no chitta daemon answers on {self.path}: {exc}"
+                    ) from None
+                # The daemon's backlog of connections not yet accepted is full: busy.
+                if time.monotonic() + pause >= give_up:
+                    raise DaemonBusy(f"the daemon on {self.path} has more connections waiting "
+                                     "than it takes in; try again shortly") from None  # fmt: skip
+                time.sleep(pause)
+                pause *= 2
         self._reader = self._sock.makefile("rb")
+
+    def _busy_budget(self) -> float:
+        """How long a call may keep asking a busy daemon: at most the client's timeout."""
+        if self.timeout_s is None:
+            return self.busy_retry_s
+        return min(self.busy_retry_s, self.timeout_s)
 
     def _reconnect(self) -> None:
         self.close()
@@ -122,9 +141,7 @@ class DaemonClient:
         if progress is not None:
             params = {**params, "_meta": {"progress": True}}
         line = protocol.request_line(method, params, request_id)
-        budget = self.busy_retry_s if self.timeout_s is None else min(self.busy_retry_s,
-                                                                       self.timeout_s)  # fmt: skip
-        give_up, pause, reopened = time.monotonic() + budget, BUSY_PAUSE_S, False
+        give_up, pause, reopened = time.monotonic() + self._busy_budget(), BUSY_PAUSE_S, False
         while True:
             reply = self._exchange(line, request_id, progress)
             # A null id: the daemon said it before reading this request (it refused or closed

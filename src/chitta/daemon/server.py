@@ -2,12 +2,12 @@
 
 The model, the store and its indexes are loaded once and shared by every client. Each
 connection has a reader thread (daemon/connections.py), up to a cap on open connections, and
-is closed when no complete request line comes within its idle time. Each request runs on a
-worker pool that grows with load up to :attr:`Limits.workers` (seed 001's 8-16: threads are
-started as requests need them). Reads run side by side; methods that write go through one
-writer lock, one at a time. A request that outlives its deadline is answered with a timeout
-error while it finishes in the background (a watchdog in all but name: the caller is never
-left hanging).
+is closed when no complete request line comes within its idle time. Reads run side by side on
+a pool that grows with load up to :attr:`Limits.workers` threads (seed 001's 8-16), with a
+bounded queue; methods that write run one at a time on a thread of their own, so reads never
+keep them waiting (daemon/workers.py). A request that outlives its deadline is answered with
+a timeout error while it finishes in the background (a watchdog in all but name: the caller
+is never left hanging).
 
 Shutdown (SIGTERM, SIGINT, :meth:`Daemon.stop`, or ``idle_exit_s`` without a request): the
 listening socket closes, requests in flight finish, the store flushes and closes, and the
@@ -24,7 +24,6 @@ import stat
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from chitta.config import (
 from chitta.daemon import connections, protocol
 from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
+from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
 from chitta.ops.spec import Context
 
@@ -132,7 +132,7 @@ class Daemon:
         self.deadline_s = deadline_s
         self.limits = limits
         self.stats = Stats()
-        self._pool = ThreadPoolExecutor(max_workers=limits.workers, thread_name_prefix="chitta-rpc")
+        self.workers = Workers(limits.workers)
         self._writer = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
@@ -163,7 +163,9 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.path, 0o600)
-        listener.listen(64)
+        # A deep backlog: a burst of clients waits its turn (or is told busy) rather than
+        # failing to connect with EAGAIN.
+        listener.listen(socket.SOMAXCONN)
         listener.settimeout(0.2)  # so the accept loop sees a stop request
         return listener
 
@@ -294,7 +296,7 @@ class Daemon:
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
         # After a deadline's grace, queued work is dropped rather than waited for.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.workers.shutdown()
         try:
             self.chitta.close()
         finally:
@@ -349,7 +351,11 @@ class Daemon:
         with self._idle:
             self._in_flight += 1
         try:
-            future = self._pool.submit(self._call, entry, params, ctx)
+            future = self.workers.submit(lambda: self._call(entry, params, ctx),
+                                         writes=entry.writes)  # fmt: skip
+        except protocol.ProtocolError:  # busy: too many reads wait already
+            self._done()
+            raise
         except RuntimeError:  # the pool shut down between the stop check and now
             self._done()
             raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping") from None
@@ -391,8 +397,10 @@ class Daemon:
         conns = {"open": self.admission.open, "max": self.admission.cap,
                  "refused": self.admission.refused,
                  "idle_s": self.limits.connection_idle_s}  # fmt: skip
+        reads = {"waiting": self.workers.waiting, "max_waiting": self.workers.max_waiting,
+                 "refused": self.workers.refused}  # fmt: skip
         return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "connections": conns,
-                "workers": self.limits.workers}  # fmt: skip
+                "workers": self.limits.workers, "reads": reads}  # fmt: skip
 
     def _done(self) -> None:
         with self._idle:
