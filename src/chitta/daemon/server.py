@@ -36,7 +36,7 @@ from chitta.config import (
     DAEMON_MAX_CONNECTIONS,
     DAEMON_WORKERS,
 )
-from chitta.daemon import connections, protocol
+from chitta.daemon import connections, memory, protocol
 from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
 from chitta.daemon.workers import Workers
@@ -58,6 +58,9 @@ MAX_SOCKET_PATH = 107
 PROGRESS_EVERY_S = 0.2
 #: How often a running daemon looks for a spool written while it was busy or starting.
 SPOOL_CHECK_S = 1.0
+#: After this many seconds without a request in flight, freed memory goes back to the
+#: system (daemon/memory.py, the embedder's release_memory), once per quiet spell.
+TRIM_QUIET_S = 1.0
 
 
 class Stats:
@@ -140,6 +143,7 @@ class Daemon:
         #: Stop after this many seconds with no request in flight and none started (None: never).
         self.idle_exit_s = idle_exit_s or None
         self._last_request = time.monotonic()  # guarded by _idle
+        self._trimmed = True  # no request since memory was last given back (guarded by _idle)
         #: Why serve_forever returned, for the exit line: None after stop() (a signal).
         self.stopped_because: str | None = None
         self._listener = self._bind()
@@ -198,6 +202,7 @@ class Daemon:
                 except TimeoutError:
                     if self._idle_expired():
                         break
+                    self._trim_when_quiet()
                     continue
                 except OSError:
                     if self._stopping.is_set():
@@ -250,6 +255,23 @@ class Daemon:
         log.info("stopping %s", self.stopped_because)
         return True
 
+    def _trim_when_quiet(self) -> None:
+        """Give freed memory back once no request has run for TRIM_QUIET_S."""
+        with self._idle:
+            if self._trimmed or self._in_flight:
+                return
+            if time.monotonic() - self._last_request < TRIM_QUIET_S:
+                return
+            self._trimmed = True
+        # onnxruntime's arena first: what it hands back is then free for trim() to return.
+        release = getattr(self.chitta.embedder, "release_memory", None)
+        try:
+            if release is not None:
+                release()
+            memory.trim()
+        except Exception:  # noqa: BLE001 - memory not given back is no reason to stop serving
+            log.debug("giving memory back failed", exc_info=True)
+
     # --- the spool ------------------------------------------------------------------------
 
     def _take_in_spool(self) -> None:
@@ -289,6 +311,7 @@ class Daemon:
     def _touch(self) -> None:
         with self._idle:
             self._last_request = time.monotonic()
+            self._trimmed = False
 
     def _shutdown(self) -> None:
         self._listener.close()
