@@ -83,12 +83,14 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
     """
     import signal
 
-    from chitta.api import Chitta
     from chitta.daemon.memory import limit_arenas
+
+    limit_arenas()  # before numpy's, the model's and the workers' threads (daemon/memory.py)
+
+    from chitta.api import Chitta
     from chitta.daemon.server import Daemon, Limits
     from chitta.errors import AlreadyRunning, StoreLocked
 
-    limit_arenas()  # before the model's and the workers' threads start (daemon/memory.py)
     settings = _settings(ctx)
     with _errors():
         if deadline <= 0:

@@ -40,8 +40,8 @@ Answer = Callable[[bytes, "Sender"], "bytes | None"]
 SHORTAGES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 #: How long the accept loop pauses after a shortage, in seconds.
 SHORTAGE_PAUSE_S = 0.1
-#: A shortage is logged at most this often (with how many there were since), in seconds.
-SHORTAGE_LOG_EVERY_S = 10.0
+#: A shortage or a refusal is logged at most this often (with how many there were), in seconds.
+WARN_EVERY_S = 10.0
 #: Bytes asked of the socket per read.
 _CHUNK = 65_536
 
@@ -162,6 +162,24 @@ def refuse(conn: socket.socket, message: str) -> None:
             pass
 
 
+class ThrottledWarning:
+    """A warning logged at most every WARN_EVERY_S seconds, with how often it happened."""
+
+    def __init__(self) -> None:
+        self._count = 0  # since the last one logged
+        self._logged = float("-inf")
+        self._lock = threading.Lock()
+
+    def __call__(self, message: str, *args: object) -> None:
+        with self._lock:
+            self._count += 1
+            now = time.monotonic()
+            if now - self._logged < WARN_EVERY_S:
+                return
+            count, self._count, self._logged = self._count, 0, now
+        log.warning(f"{message} ({count} times since the last warning)", *args)
+
+
 class Admission:
     """Counts the open connections against the cap."""
 
@@ -208,8 +226,7 @@ class Acceptor:
         self._listener = listener
         self._admission = admission
         self._spare: int | None = _spare_descriptor()
-        self._shortages = 0  # since the last warning
-        self._warned = float("-inf")
+        self._warn = ThrottledWarning()
 
     def accept(self) -> socket.socket | None:
         """A new connection; None after a shortage (once the pause is over). Raises
@@ -220,7 +237,8 @@ class Acceptor:
         except OSError as exc:
             if exc.errno not in SHORTAGES:
                 raise
-            self._warn(exc)
+            self._warn("accept() failed: %s; serving on with %d connections open",
+                       os.strerror(exc.errno or 0), self._admission.open)  # fmt: skip
             if exc.errno in (errno.EMFILE, errno.ENFILE):
                 self._refuse_one()
             time.sleep(SHORTAGE_PAUSE_S)
@@ -246,17 +264,6 @@ class Acceptor:
             self._admission.refused_one()
             refuse(conn, "the daemon is out of file descriptors; try again shortly")
         self._spare = _spare_descriptor()
-
-    def _warn(self, exc: OSError) -> None:
-        self._shortages += 1
-        now = time.monotonic()
-        if now - self._warned < SHORTAGE_LOG_EVERY_S:
-            return
-        log.warning("accept() failed: %s (%d times since the last warning); serving on with "
-                    "%d connections open", os.strerror(exc.errno or 0), self._shortages,
-                    self._admission.open)  # fmt: skip
-        self._warned = now
-        self._shortages = 0
 
 
 def _spare_descriptor() -> int | None:

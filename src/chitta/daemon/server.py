@@ -149,6 +149,7 @@ class Daemon:
         self._listener = self._bind()
         self.admission = connections.Admission(_fitted_cap(limits.max_connections))
         self._acceptor = connections.Acceptor(self._listener, self.admission)
+        self._warn_refused = connections.ThrottledWarning()
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -218,6 +219,8 @@ class Daemon:
         """Serve ``conn`` on a thread of its own, or refuse it when the cap is reached (or no
         thread can be started)."""
         if not self.admission.admit():
+            self._warn_refused("refused a connection: %d open, the most allowed",
+                               self.admission.cap)  # fmt: skip
             connections.refuse(conn, f"the daemon has {self.admission.cap} connections open, "
                                "its most; try again shortly")  # fmt: skip
             return
@@ -228,7 +231,7 @@ class Daemon:
         except RuntimeError:  # can't start new thread: out of memory or of threads
             self.admission.release()
             self.admission.refused_one()
-            log.warning("no thread for a new connection; refused it")
+            self._warn_refused("refused a connection: no thread could be started for it")
             connections.refuse(conn, "the daemon cannot start a thread; try again shortly")
 
     def _serve(self, conn: socket.socket) -> None:
