@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from chitta.daemon.client import DaemonClient, DaemonError
+from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.daemon.connections import Acceptor, Admission
+from chitta.errors import DaemonBusy
 
 #: The file descriptor limit the flooded daemon runs under (it needs about 16 to serve).
 LOW_NOFILE = 64
@@ -180,3 +181,21 @@ def test_accept_out_of_descriptors_refuses_the_waiting_client_and_serves_on(
             assert conn is not None
             conn.close()
         acceptor.close()
+
+
+def test_a_full_backlog_is_busy_not_absent(tmp_path: Path) -> None:
+    """A listener that does not keep up: connecting fails with EAGAIN. The daemon is there
+    (nothing to start in its place), and busy."""
+    path = tmp_path / "s.sock"
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener,
+        contextlib.ExitStack() as held,
+    ):
+        listener.bind(str(path))
+        listener.listen(1)  # and never accepts
+        with contextlib.suppress(BlockingIOError):
+            for _ in range(100):
+                held.enter_context(_connect(path, timeout=0.5))
+        assert daemon_answers(path)
+        with pytest.raises(DaemonBusy, match="try again"):
+            DaemonClient(path, busy_retry_s=0.2)

@@ -238,6 +238,8 @@ def daemon_answers(path: Path) -> bool:
     try:
         probe.connect(str(path))
         return True
+    except BlockingIOError:
+        return True  # it listens with a full backlog: busy, not absent (nothing to start)
     except OSError:
         return False
     finally:
