@@ -79,7 +79,7 @@ def test_a_connection_over_the_cap_is_told_busy_and_closed(home: Path, launch) -
             assert reader.readline() == b""  # and the daemon closed it
         assert reply["id"] is None
         assert reply["error"]["data"]["code"] == "daemon_busy"
-        assert "3 connections" in reply["error"]["message"]
+        assert "limit of 3 open connections" in reply["error"]["message"]
         client = DaemonClient(sock, timeout_s=10)
         with client, pytest.raises(DaemonError) as caught:  # raised after a short retry
             client.call("memory_status")

@@ -221,8 +221,8 @@ class Daemon:
         if not self.admission.admit():
             self._warn_refused("refused a connection: %d open, the most allowed",
                                self.admission.cap)  # fmt: skip
-            connections.refuse(conn, f"the daemon has {self.admission.cap} connections open, "
-                               "its most; try again shortly")  # fmt: skip
+            connections.refuse(conn, f"the daemon is at its limit of {self.admission.cap} open "
+                               "connections; try again shortly")  # fmt: skip
             return
         thread = threading.Thread(target=self._serve, args=(conn,), daemon=True,
                                   name="chitta-conn")  # fmt: skip
