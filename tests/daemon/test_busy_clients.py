@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -29,10 +28,9 @@ def test_clients_of_a_full_daemon_fail_clearly_and_lose_no_episode(
 ) -> None:
     launch(home, "--max-connections", "1")
     sock = home / "chitta.sock"
-    held = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    held.connect(str(sock))  # the one place
+    held = DaemonClient(sock, timeout_s=10, busy_retry_s=10)
+    held.call("memory_status")  # it has the one place (a start-up probe's may just be freeing)
     try:
-        time.sleep(0.3)
         recall = _run(home, "recall", "anything at all")
         assert recall.returncode == 4, recall.stderr
         assert "open connections" in recall.stderr and "Traceback" not in recall.stderr
