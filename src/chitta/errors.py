@@ -118,6 +118,13 @@ class DaemonStarting(DaemonUnavailable):
     code = "daemon_starting"
 
 
+class DaemonBusy(DaemonUnavailable):
+    """The daemon has no room for the request now (all its connections are taken, or too
+    many reads wait for a worker); nothing was run, so trying again shortly is safe."""
+
+    code = "daemon_busy"
+
+
 class DaemonTimeout(ChittaError):
     """The daemon did not answer within its deadline; the message says whether the work
     still runs (and so whether a write will land)."""
