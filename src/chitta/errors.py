@@ -29,7 +29,16 @@ class ContentTooShort(InputError):
     code = "content_too_short"
 
 
-class ContentTooLong(InputError):
+class TooLarge(InputError):
+    """A value over its parameter's size limit (too many characters, or a list with too many
+    items); the message names the parameter, the size and the limit."""
+
+    code = "too_large"
+
+
+class ContentTooLong(TooLarge):
+    """A memory's content over its limit (MAX_CONTENT_CHARS)."""
+
     code = "content_too_long"
 
 

@@ -10,6 +10,7 @@ from chitta.errors import BadArgument, ImportFormatError
 from chitta.files import write_private
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.validate import MAX_PATH_CHARS, MAX_SCOPE_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -105,6 +106,10 @@ def _reembed(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 PATH_HELP = "A file path (absolute when sent to the daemon)."
+#: Import's JSONL text: as long as one request to the daemon may be (daemon/protocol.py
+#: MAX_REQUEST_BYTES; ops is below the daemon, so it is not imported from there). Its lines
+#: are checked one by one, each at most transfer/importer.py MAX_LINE_BYTES.
+MAX_JSONL_CHARS = 4 * 1024 * 1024
 
 STATUS = Operation(
     "memory_status",
@@ -117,7 +122,13 @@ EXPORT = Operation(
     "export_memories",
     "Write memories, episodes, triplets and entity aliases as JSONL.",
     (
-        Param("realm", "text", "Only this realm (default: all).", short="-r"),
+        Param(
+            "realm",
+            "text",
+            "Only this realm (default: all).",
+            short="-r",
+            max_length=MAX_SCOPE_CHARS,
+        ),
         Param(
             "embeddings", "flag", "Include vectors (base64 float32).", default=False, mcp=False
         ),  # kilobytes of base64 per memory: not for a model's context
@@ -129,6 +140,7 @@ EXPORT = Operation(
             flag="--output",
             short="-o",
             mcp=False,
+            max_length=MAX_PATH_CHARS,
         ),
     ),  # fmt: skip
     _export,
@@ -138,14 +150,28 @@ IMPORT = Operation(
     "import_memories",
     "Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped.",
     (
-        Param("jsonl", "text", "JSONL, as export_memories gives it.", cli=False),
-        Param("path", "text", "The file to read. " + PATH_HELP, positional=True, mcp=False),
+        Param(
+            "jsonl",
+            "text",
+            "JSONL, as export_memories gives it.",
+            cli=False,
+            max_length=MAX_JSONL_CHARS,
+        ),
+        Param(
+            "path",
+            "text",
+            "The file to read. " + PATH_HELP,
+            positional=True,
+            mcp=False,
+            max_length=MAX_PATH_CHARS,
+        ),
         Param(
             "into",
             "text",
             "Into this realm, under new ids.",
             short="-r",
             aliases=("--realm",),
+            max_length=MAX_SCOPE_CHARS,
         ),
     ),  # fmt: skip
     _import,
@@ -159,7 +185,14 @@ BACKUP = Operation(
     "backup",
     "Copy the live store to PATH (SQLite online backup).",
     (
-        Param("path", "text", "Where the copy goes. " + PATH_HELP, required=True, positional=True),
+        Param(
+            "path",
+            "text",
+            "Where the copy goes. " + PATH_HELP,
+            required=True,
+            positional=True,
+            max_length=MAX_PATH_CHARS,
+        ),
     ),  # fmt: skip
     _backup,
 )
@@ -169,7 +202,12 @@ RESTORE_BACKUP = Operation(
     "the old store is kept beside it).",
     (
         Param(
-            "path", "text", "The backup to restore. " + PATH_HELP, required=True, positional=True
+            "path",
+            "text",
+            "The backup to restore. " + PATH_HELP,
+            required=True,
+            positional=True,
+            max_length=MAX_PATH_CHARS,
         ),
     ),  # fmt: skip
     _restore_backup,
