@@ -12,14 +12,16 @@ import pytest
 
 from chitta.daemon import memory
 from chitta.daemon.client import DaemonClient
+from chitta.validate import MAX_QUERY_CHARS
 
 #: How far above its steady resident size a daemon may stay once a burst is over, in MB.
 RSS_MARGIN_MB = 100
 #: Large requests at once, and how many each client sends (distinct, so no cache answers).
 CLIENTS = 10
 EACH = 3
-#: Under the 32,768 characters of the largest memory.
+#: Under the 32,768 characters of the largest memory (a remember) and the query limit (a recall).
 LARGE_CHARS = 30_000
+QUERY_CHARS = MAX_QUERY_CHARS
 
 
 def _rss_mb(pid: int) -> float:
@@ -55,7 +57,7 @@ def test_rss_returns_near_its_steady_size_after_large_requests(home: Path, launc
                 if i == 0:
                     client.call("remember", content=text, realm="big")
                 else:
-                    client.call("recall", query=text, realm="r")
+                    client.call("recall", query=text[:QUERY_CHARS], realm="r")
 
     clients = [threading.Thread(target=send, args=(t,)) for t in burst]
     for c in clients:

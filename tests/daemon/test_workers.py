@@ -10,12 +10,13 @@ from pathlib import Path
 
 from chitta.daemon.client import DaemonClient
 from chitta.errors import ChittaError
+from chitta.validate import MAX_QUERY_CHARS
 
 #: Readers at once: far more than the read workers and their queue hold.
 READERS = 80
-#: A long query, under the 32,768 characters of the largest memory: real work for a read
-#: (the keyword lane matches every distinct word), with no cache to answer it.
-QUERY_CHARS = 30_000
+#: The longest query accepted: real work for a read (the keyword lane matches every distinct
+#: word), with no cache to answer it.
+QUERY_CHARS = MAX_QUERY_CHARS
 DEADLINE_S = 3
 
 
@@ -65,5 +66,6 @@ def test_writes_are_answered_while_slow_reads_fill_every_worker(home: Path, serv
     assert write_errors == []  # each answered before the deadline, none timed out
     # The reads were really queued past the bound: some were told busy (not left to time out).
     assert "daemon_busy" in read_errors
+    assert set(read_errors) <= {"daemon_busy", "daemon_timeout"}  # none refused as too large
     with DaemonClient(sock) as client:
         assert client.call("memory_status")["per_realm"]["w"] == 10
