@@ -302,6 +302,11 @@ def rss_summary(samples: list[list[Any]], end_of_load: Any) -> dict[str, Any]:
 
     steady, after = median(steady_rows, 3), median(quiet, 3)
     return {
+        # Processes the hostile phase saw (more than one: the daemon crashed and restarted),
+        # and whether "after quiet" is still the daemon whose steady state was measured.
+        "hostile_daemons": len({r[2] for r in hostile_rows}),
+        "same_daemon_after_quiet": bool(quiet and steady_rows)
+        and quiet[-1][2] == steady_rows[-1][2],
         "steady_mb": steady,
         "peak_mb": max((r[3] for r in hostile_rows), default=None),
         "end_of_load_mb": round(end_of_load.rss_kb / 1024, 1) if end_of_load else None,
@@ -338,24 +343,30 @@ def markdown(record: dict[str, Any]) -> str:
             f"clients, floods of {s['flood']} connections against a daemon limited to "
             f"{s['nofile']} open files, {s['slow']} slow clients at a time; load average "
             f"{ld(load[0])} before, {ld(load[1])} after.\n\n")  # fmt: skip
-    flood = by["flood"]
+    flood, slow, frames = by["flood"], by["slow"], by["frames"]
+    codes = _top(frames, lambda k: k.startswith("code:"), n=8).replace("code:", "")
+    unsent = sum(n for k, n in frames.items() if k.startswith(("os:", "closed")))
+    restarted = "" if rss["same_daemon_after_quiet"] else ", a daemon restarted after a crash"
     rows = [
         ("valid requests served / failed", f"{req['valid_served']:,} / {req['valid_failed']:,}"),
         ("valid failures by kind", _top(by["valid"], lambda k: not k.endswith(":ok"))),
-        ("malformed frames answered", f"{req['malformed_answered']:,} "
-                                      f"({_top(by['frames'], lambda k: True)})"),
-        ("internal errors (-32603)", f"{req['internal_errors']:,}"),
+        ("malformed frames answered, by code", f"{req['malformed_answered']:,} ({codes})"),
+        ("malformed frames answered with an unexpected code / batches not delivered (no daemon)",
+         f"{sum(n for k, n in frames.items() if k.startswith('unexpected'))} / {unsent}"),
+        ("internal errors (-32603), any client", f"{req['internal_errors']:,}"),
         ("flood connections opened / failed", f"{flood.get('opened', 0):,} / "
          f"{sum(n for k, n in flood.items() if k.startswith('failed'))}"),
-        ("slow clients opened / closed by the daemon",
-         f"{by['slow'].get('opened', 0):,} / {by['slow'].get('closed_by_daemon', 0):,}"),
+        ("slow clients opened / closed by the daemon / ended by a crash or kill",
+         f"{slow.get('opened', 0):,} / {slow.get('closed_by_daemon', 0):,} / "
+         f"{slow.get('ended_by_a_restart', 0):,}"),
         ("oversized requests", _top(by["oversized"], lambda k: True)),
         ("daemon kills (SIGKILL) / crashes (exited by itself)",
          f"{daemon['kills']} / {daemon['crashes']}"),
+        ("daemon processes during the hostile phase", str(rss["hostile_daemons"])),
         ("acknowledged writes / lost", f"{acked['writes']:,} / {acked['lost_total']}"),
         ("RSS steady / peak / end of load / after quiet, MB",
          f"{rss['steady_mb']} / {rss['peak_mb']} / {rss['end_of_load_mb']} / "
-         f"{rss['after_quiet_mb']} (×{rss['after_quiet_over_steady']})"),
+         f"{rss['after_quiet_mb']} (×{rss['after_quiet_over_steady']}{restarted})"),
         ("threads steady / peak / after quiet", " / ".join(
             str(rss["threads"][k]) for k in ("steady", "peak", "after_quiet"))),
         ("open files steady / peak / after quiet", " / ".join(
