@@ -6,7 +6,8 @@ mid-line or mid-response) and oversized requests. The ordinary one, :class:`Mixe
 sends valid mixed requests and records each write the daemon acknowledged in :class:`Acks`,
 which :func:`lost_writes` checks against the store file afterwards.
 
-Every function takes a ``random.Random``, so a run is repeatable from its seed.
+Whatever is drawn at random is drawn from a ``random.Random`` the caller gives, so a run is
+repeatable from its seed (as far as the daemon's timing allows).
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ def malformed(rng: random.Random, rid: int) -> tuple[bytes, frozenset[int]]:
         return b"[" * depth + b"]" * rng.choice((0, depth)), frozenset({PARSE})
     if kind == 3:  # a number too long for Python's int conversion, as the id
         digits = "9" * rng.randint(4_400, 20_000)
-        return f'{{"jsonrpc":"2.0","method":"memory_status","id":{digits}}}'.encode(), \
-            frozenset({PARSE})  # fmt: skip
+        line = f'{{"jsonrpc":"2.0","method":"memory_status","id":{digits}}}'
+        return line.encode(), frozenset({PARSE})
     if kind == 4:  # bytes that are not UTF-8, inside a string
         cut = good.index(b'"method"') + 10
         bad = rng.choice((b"\xff", b"\xc3", b"\x80\x80", b"\xf8\x88\x80\x80\x80"))

@@ -189,7 +189,7 @@ class Soak:
             tally = self.tallies["slow"]
             pid = self.daemon.pid
             held = hostile.slow(self.sock, rng, self.s.slow, tally)
-            self._done.wait(rng.uniform(10, 30))
+            self._done.wait(rng.uniform(30, 90))  # past a 60 s idle cut-off, some
             # Those a kill ended are not the daemon's doing.
             ended = "closed_by_daemon" if self.daemon.pid == pid else "ended_by_a_restart"
             tally.add(ended, hostile.closed_by_peer(held))
@@ -365,12 +365,13 @@ def markdown(record: dict[str, Any]) -> str:
         ("daemon processes during the hostile phase", str(rss["hostile_daemons"])),
         ("acknowledged writes / lost", f"{acked['writes']:,} / {acked['lost_total']}"),
         ("RSS steady / peak / end of load / after quiet, MB",
-         f"{rss['steady_mb']} / {rss['peak_mb']} / {rss['end_of_load_mb']} / "
-         f"{rss['after_quiet_mb']} (×{rss['after_quiet_over_steady']}{restarted})"),
+         " / ".join(_or_dash(rss[k]) for k in ("steady_mb", "peak_mb", "end_of_load_mb",
+                                              "after_quiet_mb"))
+         + f" (×{_or_dash(rss['after_quiet_over_steady'])}{restarted})"),
         ("threads steady / peak / after quiet", " / ".join(
-            str(rss["threads"][k]) for k in ("steady", "peak", "after_quiet"))),
+            _or_dash(rss["threads"][k]) for k in ("steady", "peak", "after_quiet"))),
         ("open files steady / peak / after quiet", " / ".join(
-            str(rss["open_fds"][k]) for k in ("steady", "peak", "after_quiet"))),
+            _or_dash(rss["open_fds"][k]) for k in ("steady", "peak", "after_quiet"))),
         ("a normal request served after the quiet phase",
          "yes" if daemon["served_after_quiet"] else "**no**"),
     ]  # fmt: skip
@@ -381,3 +382,8 @@ def markdown(record: dict[str, Any]) -> str:
 def _top(counts: dict[str, int], keep: Callable[[str], bool], n: int = 6) -> str:
     chosen = sorted(((v, k) for k, v in counts.items() if keep(k)), reverse=True)[:n]
     return ", ".join(f"{k} {v:,}" for v, k in chosen) or "none"
+
+
+def _or_dash(value: object) -> str:
+    """A figure, or "–" where there was none (no daemon was up to measure)."""
+    return "–" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
