@@ -145,7 +145,8 @@ class Tally:
 def send_malformed(path: Path, rng: random.Random, tally: Tally, frames: int = 20) -> None:
     """A batch of malformed frames on one connection, in one write or in tiny pieces; each
     reply's code is counted (``code:<n>``), and any reply outside the frame's expected codes
-    as ``unexpected:<n>``."""
+    as ``unexpected:<n>``; a connection refused as busy (a daemon at its connection cap) is
+    ``busy``."""
     batch = [malformed(rng, i) for i in range(frames)]
     data = b"".join(frame + b"\n" for frame, _ in batch)
     try:
@@ -164,7 +165,11 @@ def send_malformed(path: Path, rng: random.Random, tally: Tally, frames: int = 2
                 if not line:
                     tally.add("closed_early")
                     return
-                code = json.loads(line).get("error", {}).get("code")
+                error = json.loads(line).get("error", {})
+                if (error.get("data") or {}).get("code") == "daemon_busy":
+                    tally.add("busy")  # refused at a connection cap: the rest goes unread
+                    return
+                code = error.get("code")
                 tally.add(f"code:{code}")
                 if code not in expected:
                     tally.add(f"unexpected:{code}")

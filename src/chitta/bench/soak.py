@@ -345,13 +345,13 @@ def markdown(record: dict[str, Any]) -> str:
             f"{ld(load[0])} before, {ld(load[1])} after.\n\n")  # fmt: skip
     flood, slow, frames = by["flood"], by["slow"], by["frames"]
     codes = _top(frames, lambda k: k.startswith("code:"), n=8).replace("code:", "")
-    unsent = sum(n for k, n in frames.items() if k.startswith(("os:", "closed")))
+    unsent = sum(n for k, n in frames.items() if k.startswith(("os:", "closed", "busy")))
     restarted = "" if rss["same_daemon_after_quiet"] else ", a daemon restarted after a crash"
     rows = [
         ("valid requests served / failed", f"{req['valid_served']:,} / {req['valid_failed']:,}"),
         ("valid failures by kind", _top(by["valid"], lambda k: not k.endswith(":ok"))),
         ("malformed frames answered, by code", f"{req['malformed_answered']:,} ({codes})"),
-        ("malformed frames answered with an unexpected code / batches not delivered (no daemon)",
+        ("malformed frames: unexpected code / batches undelivered (no daemon, or busy)",
          f"{sum(n for k, n in frames.items() if k.startswith('unexpected'))} / {unsent}"),
         ("internal errors (-32603), any client", f"{req['internal_errors']:,}"),
         ("flood connections opened / failed", f"{flood.get('opened', 0):,} / "
