@@ -25,6 +25,7 @@ from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registe
 from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `bench cli`
 from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli.bench_mcp_size import mcp_size as _mcp_size  # noqa: F401 - `bench mcp-size`
+from chitta.cli.bench_soak import soak as _soak  # noqa: F401 - registers `bench soak`
 from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.cli.common import errors as _errors
 from chitta.cli.common import settings_of as _settings
