@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from chitta.bench import hostile
 from chitta.bench.fault import Served
 from chitta.daemon.client import DaemonClient
@@ -59,8 +57,6 @@ def crowd(daemon: Served, rng: random.Random, seconds: float) -> tuple[hostile.A
     return acks, {k: v.as_dict() for k, v in tallies.items()}
 
 
-@pytest.mark.xfail(reason="issue 17 part 1: at the open-file limit accept() fails with EMFILE "
-                          "and the daemon exits, removing its socket", strict=True)  # fmt: skip
 def test_a_hostile_crowd_under_a_low_file_limit_leaves_the_daemon_serving(
     tmp_path: Path, serve: Callable[..., Served], serves_normally
 ) -> None:

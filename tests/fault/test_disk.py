@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from chitta.bench import hostile
 from chitta.bench.fault import Served
 
@@ -78,8 +76,6 @@ def refused(outcomes: dict[str, int]) -> dict[str, int]:
     return {k: n for k, n in outcomes.items() if not k.endswith(":ok")}
 
 
-@pytest.mark.xfail(reason="issue 17 part 3: a full disk is answered -32603 internal error, "
-                          "not store_full", strict=True)  # fmt: skip
 def test_a_disk_that_fills_under_concurrent_writers_keeps_what_it_acknowledged(
     tmpfs, serve: Callable[..., Served], tmp_path: Path, serves_normally
 ) -> None:
@@ -108,8 +104,6 @@ def test_a_disk_that_fills_under_concurrent_writers_keeps_what_it_acknowledged(
     assert hostile.lost_writes(daemon.home / "default.db", acks) == hostile.NOTHING_LOST
 
 
-@pytest.mark.xfail(reason="issue 17 part 3: a daemon cannot start on a read-only store (an "
-                          "OSError on its lock file)", strict=True)  # fmt: skip
 def test_a_read_only_store_under_concurrent_clients_refuses_only_the_writes(
     tmpfs, read_only, serve: Callable[..., Served], tmp_path: Path, serves_normally
 ) -> None:

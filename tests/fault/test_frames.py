@@ -239,8 +239,6 @@ def smuggled(draw: st.DrawFn) -> bytes:
     return line.replace(marker.encode(), chr(point).encode("utf-8", "surrogatepass"))
 
 
-@pytest.mark.xfail(reason="issue 17 part 3: a lone surrogate in a text parameter is answered "
-                          "-32603 internal error", strict=True)  # fmt: skip
 @settings(max_examples=30, deadline=None)
 @given(line=smuggled())
 @example(line=protocol.request_line("recall", {"query": "\ud800"}, 1))
@@ -252,8 +250,6 @@ def test_a_lone_surrogate_in_a_text_parameter_is_a_bad_argument(shared, serves_n
     serves_normally(shared)
 
 
-@pytest.mark.xfail(reason="issue 17 part 1: text parameters have no size limit at the daemon",
-                   strict=True)  # fmt: skip
 @pytest.mark.parametrize(
     ("method", "name"),
     [("recall", "query"), ("reconstruct", "query"), ("get_memory", "id"), ("forget", "id")],

@@ -234,8 +234,6 @@ def test_a_memory_with_bytes_that_are_not_utf8_is_refused_not_rewritten(wire) ->
     assert body is None or not body["ok"], f"stored as {body}"
 
 
-@pytest.mark.xfail(reason="issue 17 part 1: text parameters have no size limit at MCP",
-                   strict=True)  # fmt: skip
 def test_a_mebibyte_query_through_mcp_is_too_large(wire) -> None:
     body = tool_error_or_result(wire.call("recall", {"query": ("kayak " * (1 << 20))[: 1 << 20]}))
     assert body is not None and not body["ok"], f"served: {str(body)[:200]}"
