@@ -99,7 +99,7 @@ def test_calibrate_with_a_threshold_keeps_it(home, tmp_path: Path) -> None:
         (("nope.jsonl",), 2, "cannot read the golden file"),
         (("--from-run", "nope.json"), 2, "cannot read the benchmark run"),
         (("--show", "--threshold", "0.3"), 2, "go with a fit"),
-        (("nope.jsonl", "--threshold", "2"), 2, "--threshold must lie between 0 and 1"),
+        (("nope.jsonl", "--threshold", "2"), 2, "threshold must be at most 1"),
     ],
 )
 def test_bad_calls_say_what_is_wrong(home, args, code, needle) -> None:

@@ -339,7 +339,11 @@ def test_a_remember_while_the_daemon_starts_is_spooled_and_lands_once(
         memories = [r for r in rows if r.get("type") == "memory"]
         assert [m["content"] for m in memories] == [text]
         assert memories[0]["event_time"] is not None  # when it was said, not taken in
-        status, _ = await call("memory_status", None)
+        while True:  # the intake records itself just after its last write lands
+            status, _ = await call("memory_status", None)
+            if status["spool"]["last_intake"] or time.monotonic() > deadline:
+                break
+            await anyio.sleep(0.2)
         assert status["spool"]["waiting"] == 0 and status["spool"]["last_intake"]["taken"] == 1
 
     anyio.run(functools.partial(in_session, home, body, CHITTA_MCP_SPOOL_WAIT_S="0.01"))
