@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -32,3 +33,18 @@ def test_a_short_soak_writes_its_figures(tmp_path: Path) -> None:
     assert {s[1] for s in rss["samples"]} >= {"kills", "warm", "hostile", "quiet"}
     assert rss["steady_mb"] > 0 and rss["peak_mb"] >= rss["steady_mb"] * 0.5
     assert rss["after_quiet_mb"] > 0
+
+
+def test_a_connection_the_daemon_closed_after_its_notice_counts_as_closed() -> None:
+    from chitta.bench.hostile import closed_by_peer
+
+    closed, closer = socket.socketpair()
+    held, holder = socket.socketpair()
+    try:
+        closer.sendall(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32005}}\n')
+        closer.close()  # the daemon's idle cut-off: a notice, then the end
+        holder.sendall(b"")  # still open, nothing sent
+        assert closed_by_peer([closed, held]) == 1
+    finally:
+        for s in (closed, held, holder):
+            s.close()
