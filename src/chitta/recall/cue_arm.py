@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from chitta.recall.cue_move import CUE_DEPTH, cue_ranks, merge_cue_scores
-from chitta.recall.lanes.kw import match_expression
 from chitta.recall.time_cue import (
     CuePlan,
     CueReport,
@@ -179,9 +178,8 @@ def _search(
         near = vector_half(store, vector, scope, start, end, include_superseded=include_superseded)
     words: list[tuple[str, float]] = []
     if terms and end > start:
-        match = match_expression(list(terms))
         words = store.period_keyword_search(
-            match, scope, start, end, CUE_DEPTH, include_superseded=include_superseded
+            terms, scope, start, end, CUE_DEPTH, include_superseded=include_superseded
         )
     ranking = merge_cue_scores([[i for i, _ in near], [i for i, _ in words]])
     ms = round((time.perf_counter() - t) * 1000, 3)

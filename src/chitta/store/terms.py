@@ -40,11 +40,14 @@ def tokens(text: str) -> list[str]:
 
 
 class TermStats:
-    """For each realm: how many live memories it has, and how many contain each word."""
+    """For each realm: how many live memories it has, and how many contain each word; and
+    how many times its memories were counted in or out since this count began (the keyword
+    search's row table, store/keywords.py, reads that to know a realm changed)."""
 
     def __init__(self) -> None:
         self._df: dict[str, Counter[str]] = {}
         self._size: Counter[str] = Counter()
+        self._changes: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def add(self, realm: str, text: str, sign: int = 1) -> None:
@@ -56,11 +59,18 @@ class TermStats:
                 if counts[word] <= 0:
                     del counts[word]
             self._size[realm] += sign
+            self._changes[realm] += 1
 
     def realms(self) -> list[str]:
         """The realms that have live memories."""
         with self._lock:
             return [realm for realm, n in self._size.items() if n > 0]
+
+    def changes(self) -> dict[str, int]:
+        """For each realm: how many times a memory was counted in or out of it (a write, a
+        forget, a restore, an edit, a purge), since this count began."""
+        with self._lock:
+            return dict(self._changes)
 
     def size(self, realm: str) -> int:
         with self._lock:
