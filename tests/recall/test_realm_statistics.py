@@ -69,9 +69,13 @@ def new_store() -> Iterator[Store]:
 
 
 def lanes(store: Store, query: str) -> dict[str, list[tuple[str, float]]]:
-    """The keyword and tag lanes' rankings (ids and raw scores) in realm 'home'."""
-    ctx = LaneContext(query, tuple(query_terms(query)), None, Scope("home"), 40, store)
-    return {"kw": KeywordLane().run(ctx), "tag": TagLane().run(ctx)}
+    """The keyword and tag lanes' rankings (ids and raw scores) in realm 'home', and the time
+    cue's keyword half over a period holding them all."""
+    terms = tuple(query_terms(query))
+    ctx = LaneContext(query, terms, None, Scope("home"), 40, store)
+    period = store.period_keyword_search(terms, Scope("home"), 0, NOW + 1, 40,
+                                         include_superseded=False)  # fmt: skip
+    return {"kw": KeywordLane().run(ctx), "tag": TagLane().run(ctx), "period": period}
 
 
 @settings(max_examples=60, deadline=None)

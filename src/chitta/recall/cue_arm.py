@@ -8,7 +8,8 @@ lies in the period:
 - the **vector half** ranks them by cosine to the query vector the ordinary lanes already
   embedded (no second embedding; without one, as under the keyword strategy, the arm is
   keyword only), :data:`~chitta.recall.cue_move.CUE_DEPTH` deep;
-- the **keyword half** ranks them by FTS5 BM25 over the query's keyword terms, as deep;
+- the **keyword half** ranks them by BM25 over the query's keyword terms (the realm's own
+  statistics, store/keywords.py), as deep;
 - the halves are merged by reciprocal rank (:func:`~chitta.recall.cue_move.merge_cue_scores`).
 
 chitta's episodes carry no text or vector of their own, so "the cue arm searches episodes"

@@ -61,11 +61,6 @@ class TermStats:
             self._size[realm] += sign
             self._changes[realm] += 1
 
-    def realms(self) -> list[str]:
-        """The realms that have live memories."""
-        with self._lock:
-            return [realm for realm, n in self._size.items() if n > 0]
-
     def changes(self) -> dict[str, int]:
         """For each realm: how many times a memory was counted in or out of it (a write, a
         forget, a restore, an edit, a purge), since this count began."""
@@ -75,12 +70,6 @@ class TermStats:
     def size(self, realm: str) -> int:
         with self._lock:
             return self._size[realm]
-
-    def total(self) -> int:
-        """Live memories over every realm."""
-        # Under the lock: a write to a new realm adds a key while a recall sums.
-        with self._lock:
-            return sum(n for n in self._size.values() if n > 0)
 
     def df(self, realm: str, word: str) -> int:
         """How many live memories of ``realm`` contain ``word`` (lower-case)."""
