@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 EXPORT_STAMP := $(VENV)/.installed-export
 
 .PHONY: install install-export browser run test test-export test-peers test-fresh test-e2e lint \
-        format bench clean
+        format bench soak clean
 
 $(PY):
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) on PATH (or make PYTHON=/path/to/python3.11)"; exit 1; }
@@ -80,6 +80,11 @@ format: install
 BENCH_N ?= 10000
 bench: install
 	$(VENV)/bin/chitta bench scale --n $(BENCH_N)
+
+# Seconds of hostile load for `make soak` (docs/benchmarks.md, "Hostile load on the daemon").
+SOAK_S ?= 300
+soak: install
+	$(VENV)/bin/chitta bench soak --duration $(SOAK_S)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache

@@ -298,3 +298,71 @@ def chat_servers() -> Iterator[Callable[[], ChatServer]]:
 def chat_server(chat_servers) -> ChatServer:
     """One chat server; its ``url`` has no path (``url + "/v1"`` for an OpenAI endpoint)."""
     return chat_servers()
+
+
+# --- owner-only files and full disks (chitta/files.py) ---------------------------------
+
+
+@pytest.fixture
+def umask0() -> Iterator[None]:
+    """The loosest umask (000) for the test, the old one back afterwards: a file chitta writes
+    must be owner-only whatever the umask (processes started meanwhile inherit it)."""
+    old = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@dataclass
+class Tmpfs:
+    """A small tmpfs mounted for one test; ``fill()`` uses up its last byte."""
+
+    path: Path
+
+    def fill(self) -> None:
+        with (self.path / ".filler").open("wb", buffering=0) as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * 4096)
+            except OSError as exc:
+                assert exc.errno == 28, exc  # ENOSPC: the disk is full now
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Tmpfs]:
+    """A real full-able file system: a 64 KiB tmpfs (needs root and mount; skipped otherwise,
+    the /dev/full cases still run)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    where = tmp_path / "tmpfs"
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs",
+                           str(where)], capture_output=True, text=True)  # fmt: skip
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield Tmpfs(where)
+    finally:
+        if subprocess.run(["umount", str(where)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+@pytest.fixture
+def full_device(tmp_path: Path) -> Path:
+    """A device on which every write fails with ENOSPC: as root, a private copy of /dev/full
+    in the test's folder (so code that wrongly replaces its target harms only the copy),
+    else /dev/full itself (which a non-root process cannot replace)."""
+    import stat
+
+    if os.geteuid() == 0:
+        copy = tmp_path / "full"
+        try:
+            os.mknod(copy, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+            os.chmod(copy, 0o666)
+            return copy
+        except OSError:
+            pass
+    if not Path("/dev/full").is_char_device():
+        pytest.skip("no /dev/full on this system")
+    return Path("/dev/full")

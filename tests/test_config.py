@@ -120,3 +120,17 @@ def test_the_on_demand_daemon_idle_exit_is_read_and_checked() -> None:
     for raw in ("-1", "soon", "1.5", "30m"):
         with pytest.raises(BadConfig, match="CHITTA_DAEMON_IDLE_S"):
             load_settings({"CHITTA_DAEMON_IDLE_S": raw})
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "default"),
+    [("DAEMON_MAX_CONNECTIONS", "daemon_max_connections", 128),
+     ("DAEMON_CONNECTION_IDLE_S", "daemon_connection_idle_s", 60),
+     ("DAEMON_WORKERS", "daemon_workers", 16)],
+)  # fmt: skip
+def test_the_daemon_limits_are_read_and_checked(name: str, field: str, default: int) -> None:
+    assert getattr(load_settings({}), field) == default
+    assert getattr(load_settings({f"CHITTA_{name}": "7"}), field) == 7
+    for raw in ("0", "-1", "many", "1.5", "1000000"):
+        with pytest.raises(BadConfig, match=f"CHITTA_{name}"):
+            load_settings({f"CHITTA_{name}": raw})

@@ -48,7 +48,12 @@ def test_a_code_finds_its_class() -> None:
 
 @pytest.mark.parametrize(
     ("code", "exit_code"),
-    [("daemon_timeout", 4), ("daemon_unavailable", 4), ("request_too_large", 2)],
+    [
+        ("daemon_timeout", 4),
+        ("daemon_unavailable", 4),
+        ("daemon_busy", 4),
+        ("request_too_large", 2),
+    ],
 )
 def test_the_daemon_causes_have_stable_codes(code: str, exit_code: int) -> None:
     cls = error_class(code)

@@ -34,6 +34,8 @@ def modules(layer: str) -> list[Path]:
         ("daemon", ("chitta.cli", "chitta.mcp", "chitta.hooks")),
         ("hooks", ("chitta.cli", "chitta.mcp")),
         ("wire.py", ("chitta.cli", "chitta.daemon", "chitta.mcp")),
+        # Below the store and every other writer: it imports the errors, no more.
+        ("files.py", ("chitta.store", "chitta.recall", "chitta.api", "chitta.cli", "chitta.hooks")),
     ],
 )
 def test_a_layer_does_not_import_a_higher_one(layer: str, forbidden: tuple[str, ...]) -> None:

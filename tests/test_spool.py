@@ -43,6 +43,17 @@ def test_a_loose_folder_is_made_owner_only(path: Path) -> None:
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
+def test_the_spool_is_owner_only_whatever_the_umask_or_its_old_bits(tmp_path: Path, umask0) -> None:
+    path = spool.spool_path(tmp_path / "new" / "home" / "default.db")
+    spool.append(path, "remember", params(1))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for folder in (path.parent, path.parent.parent, path.parent.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    path.chmod(0o666)
+    spool.append(path, "remember", params(2))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and spool.waiting(path) == 2
+
+
 def test_only_spoolable_operations_are_kept(path: Path) -> None:
     with pytest.raises(ValueError, match="forget cannot be spooled"):
         spool.append(path, "forget", {"id": "x"})

@@ -74,3 +74,21 @@ def test_scope_names() -> None:
     for bad in ("", "has space", "-x", None, 3):
         with pytest.raises(BadScope):
             check_scope_name(bad, "realm")
+
+
+def test_the_name_rules_and_the_size_limits_say_the_same_lengths() -> None:
+    from chitta.validate import MAX_SCOPE_CHARS, MAX_TAG_CHARS
+
+    assert check_scope_name("r" * MAX_SCOPE_CHARS, "realm") == "r" * MAX_SCOPE_CHARS
+    with pytest.raises(BadScope):
+        check_scope_name("r" * (MAX_SCOPE_CHARS + 1), "realm")
+    assert parse_tags(["t" * MAX_TAG_CHARS]) == ("t" * MAX_TAG_CHARS,)
+    with pytest.raises(BadTags):
+        parse_tags(["t" * (MAX_TAG_CHARS + 1)])
+
+
+def test_scrub_text_replaces_lone_surrogates_only() -> None:
+    from chitta.validate import scrub_text
+
+    assert scrub_text("caf\udce9 \ud800x 😀") == "caf\ufffd \ufffdx 😀"
+    assert scrub_text("plain") == "plain"

@@ -597,8 +597,9 @@ class Chitta:
         self.store.backup_to(dest)
 
     def restore_backup(self, source: Path) -> Path:
-        """Replace the store's contents with the backup at ``source`` (checked first); where
-        the old contents were kept."""
+        """Replace the store's contents with the backup at ``source`` (the backup is checked
+        first, not the store: see :func:`restore_backup_offline` for one that will not open);
+        where the old contents were kept (``.damaged-`` in the name when they were)."""
         saved = self.store.restore_from(source)
         self._calibration = None  # the restored contents carry their own fit, or none
         self.sessions = SessionLog()
@@ -625,6 +626,7 @@ class Chitta:
             "store": str(self.store.path),
             "schema_version": migrations.LATEST,
             "size_bytes": self.store.size_bytes(),
+            "read_only": self.store.read_only,  # why it cannot be written; None: it can
             "model": configured.as_dict(),
             "store_model": None if stored is None else stored.as_dict(),
             "store_model_matches": stored is None or stored == configured,
@@ -635,3 +637,16 @@ class Chitta:
             },
             **self.store.counts(),
         }
+
+
+def restore_backup_offline(source: Path, settings: Settings | None = None) -> Path | None:
+    """Replace the configured store with the backup at ``source`` without opening the store:
+    the way back for a store too damaged to open (store/restore.py). The backup is checked
+    first; the old store's files are kept beside it (``<store>.damaged-<time>`` when they were
+    damaged, ``.pre-restore-<time>`` when not). Where they went; None when there was no
+    store. :class:`~chitta.errors.StoreLocked` while a process (a daemon) holds the store:
+    restore through it then (:meth:`Chitta.restore_backup`)."""
+    from chitta.store.restore import restore_file
+
+    settings = settings if settings is not None else load_settings()
+    return restore_file(settings.store_path, Path(source))

@@ -35,6 +35,12 @@ EMBED_CACHE_SIZE = 10_000
 DEFAULT_STORE = "default"
 #: Seconds without a request after which a daemon started on demand stops (30 minutes).
 DAEMON_IDLE_S = 1800
+#: Connections a daemon keeps open at once; one more is told it is busy.
+DAEMON_MAX_CONNECTIONS = 128
+#: Seconds a daemon gives a connection to send a whole request line before closing it.
+DAEMON_CONNECTION_IDLE_S = 60
+#: A daemon's worker threads at most (seed 001's 8-16).
+DAEMON_WORKERS = 16
 
 
 def _env(environ: Mapping[str, str], name: str) -> str | None:
@@ -99,6 +105,11 @@ class RerankSettings:
 
 #: The range of CHITTA_DAEMON_IDLE_S in seconds (inclusive): 0 (never) to a year.
 DAEMON_IDLE_RANGE = (0, 366 * 86_400)
+#: The ranges of CHITTA_DAEMON_MAX_CONNECTIONS, CHITTA_DAEMON_CONNECTION_IDLE_S (seconds, a
+#: day at most) and CHITTA_DAEMON_WORKERS (inclusive).
+DAEMON_MAX_CONNECTIONS_RANGE = (1, 65_536)
+DAEMON_CONNECTION_IDLE_RANGE = (1, 86_400)
+DAEMON_WORKERS_RANGE = (1, 256)
 #: The range of CHITTA_CLOCK_OFFSET_MS (inclusive): a century either way.
 CLOCK_OFFSET_RANGE = (-100 * 366 * 86_400_000, 100 * 366 * 86_400_000)
 #: The range of CHITTA_RECALL_CUE_TIME_LIMIT_MS (inclusive); 0 never revises.
@@ -129,6 +140,11 @@ class Settings:
     #: CHITTA_DAEMON_IDLE_S: a daemon started on demand (daemon/launch.py) stops after this
     #: many seconds without a request; 0 never. `chitta serve` run by hand has no idle exit.
     daemon_idle_s: int = DAEMON_IDLE_S
+    #: CHITTA_DAEMON_MAX_CONNECTIONS, CHITTA_DAEMON_CONNECTION_IDLE_S, CHITTA_DAEMON_WORKERS:
+    #: the daemon's limits (`chitta serve --max-connections/--connection-idle/--workers`).
+    daemon_max_connections: int = DAEMON_MAX_CONNECTIONS
+    daemon_connection_idle_s: int = DAEMON_CONNECTION_IDLE_S
+    daemon_workers: int = DAEMON_WORKERS
 
     @property
     def store_path(self) -> Path:
@@ -262,6 +278,13 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         socket=Path(raw).expanduser() if (raw := _env(env, "SOCKET_PATH")) else None,
         realm=resolve_realm(None, env, cwd if cwd is not None else _cwd()),
         daemon_idle_s=_bounded_int(env, "DAEMON_IDLE_S", DAEMON_IDLE_S, DAEMON_IDLE_RANGE),
+        daemon_max_connections=_bounded_int(
+            env, "DAEMON_MAX_CONNECTIONS", DAEMON_MAX_CONNECTIONS, DAEMON_MAX_CONNECTIONS_RANGE
+        ),
+        daemon_connection_idle_s=_bounded_int(
+            env, "DAEMON_CONNECTION_IDLE_S", DAEMON_CONNECTION_IDLE_S, DAEMON_CONNECTION_IDLE_RANGE
+        ),
+        daemon_workers=_bounded_int(env, "DAEMON_WORKERS", DAEMON_WORKERS, DAEMON_WORKERS_RANGE),
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
     )
 

@@ -29,7 +29,16 @@ class ContentTooShort(InputError):
     code = "content_too_short"
 
 
-class ContentTooLong(InputError):
+class TooLarge(InputError):
+    """A value over its parameter's size limit (too many characters, or a list with too many
+    items); the message names the parameter, the size and the limit."""
+
+    code = "too_large"
+
+
+class ContentTooLong(TooLarge):
+    """A memory's content over its limit (MAX_CONTENT_CHARS)."""
+
     code = "content_too_long"
 
 
@@ -118,6 +127,13 @@ class DaemonStarting(DaemonUnavailable):
     code = "daemon_starting"
 
 
+class DaemonBusy(DaemonUnavailable):
+    """The daemon has no room for the request now (all its connections are taken, or too
+    many reads wait for a worker); nothing was run, so trying again shortly is safe."""
+
+    code = "daemon_busy"
+
+
 class DaemonTimeout(ChittaError):
     """The daemon did not answer within its deadline; the message says whether the work
     still runs (and so whether a write will land)."""
@@ -155,13 +171,39 @@ class StoreCorrupt(StoreError):
 
 
 class SchemaTooNew(StoreError):
+    """The store was made by a newer chitta (a schema version this one does not know)."""
+
     code = "schema_too_new"
+
+
+class StoreFull(StoreError):
+    """The disk (or quota) holding the store has no room: the write was not made."""
+
+    code = "store_full"
+
+
+class StoreReadOnly(StoreError):
+    """The store's file or folder cannot be written: reads work, writes are refused."""
+
+    code = "store_read_only"
 
 
 class ModelMismatch(StoreError):
     """The store's vectors were made by another embedding model."""
 
     code = "model_mismatch"
+
+
+# --- files chitta writes --------------------------------------------------------------------
+
+
+class WriteFailed(ChittaError):
+    """A file chitta writes for the user (an export, a backup, a report) could not be written:
+    the message names the file and the cause (a full disk, no permission). The file is as it
+    was before: never a part of it that looks whole."""
+
+    code = "write_failed"
+    exit_code = 4
 
 
 # --- embedding -------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import logging
 import os
@@ -47,6 +48,9 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
+
+from chitta import files
+from chitta.store import faults  # standard library only, like this module
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +105,8 @@ def new_record_id() -> str:
 
 
 def _folder(path: Path) -> Path:
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(folder, 0o700)  # an existing folder may have looser bits
+    folder = files.private_dir(path.parent)
+    os.chmod(folder, 0o700)  # the spool's own folder: owner-only even if it was there looser
     return folder
 
 
@@ -122,6 +125,19 @@ def _same_file(fd: int, path: Path) -> bool:
         return False
 
 
+def _disk_errors(write: Callable[..., str]) -> Callable[..., str]:
+    """A full disk or a read-only folder under the spool raised as StoreFull or StoreReadOnly
+    naming the spool, as the store's own writes are (store/faults.py)."""
+
+    @functools.wraps(write)
+    def mapped(path: Path, *args: Any) -> str:
+        with faults.mapped(path, "keeping the write in the spool", "the spool", reads=False):
+            return write(path, *args)
+
+    return mapped
+
+
+@_disk_errors
 def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
     """Append one record (``op`` with ``params``) to the spool at ``path``, durably; its id."""
     if op not in SPOOLABLE:
@@ -131,12 +147,11 @@ def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
     folder = _folder(path)
     while True:
         created = not path.exists()
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = files.open_private(path, os.O_WRONLY | os.O_APPEND)  # 0600, also if it was not
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if not _same_file(fd, path):
                 continue  # claimed by an intake between open and lock: append to a new spool
-            os.fchmod(fd, 0o600)
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view) :]

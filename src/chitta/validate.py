@@ -14,9 +14,31 @@ from datetime import UTC, datetime, timedelta
 from chitta.config import MAX_CONTENT_CHARS, MIN_CONTENT_CHARS
 from chitta.errors import BadArgument, BadDate, BadScope, BadTags, ContentTooLong, ContentTooShort
 
+# The size limits of what a caller sends, in characters. Each operation's parameters declare
+# theirs (ops/), and the checks every edge runs (ops/spec.py check_params) enforce them, so
+# the daemon never spends time or memory on a value no use needs.
+#: A query: the embedder reads 256 tokens, and keyword terms beyond this say little more.
+#: The prompt hook sends at most this much of a prompt (hooks/prompt.py).
+MAX_QUERY_CHARS = 2_000
+#: A realm, agent id or channel (check_scope_name's names).
+MAX_SCOPE_CHARS = 128
+#: A memory's or an edge's id (chitta's are 26-character ULIDs; imported ones may be longer).
+MAX_ID_CHARS = 128
+#: An agent session's id (Claude Code's are 36-character UUIDs).
+MAX_SESSION_CHARS = 256
+#: A file path or a URL (Linux's PATH_MAX).
+MAX_PATH_CHARS = 4_096
+#: One word: a kind, a lane, a choice, a tag, a date or time.
+MAX_WORD_CHARS = 64
+#: Any other short text.
+MAX_TEXT_CHARS = 1_024
 MAX_TAGS = 32
-_TAG = re.compile(r"^[\w][\w.:/+#-]{0,63}$", re.UNICODE)
-_SCOPE_NAME = re.compile(r"^[\w][\w.:/@+-]{0,127}$", re.UNICODE)
+MAX_TAG_CHARS = MAX_WORD_CHARS
+_TAG = re.compile(rf"^[\w][\w.:/+#-]{{0,{MAX_TAG_CHARS - 1}}}$", re.UNICODE)
+#: A lone surrogate: a code point JSON's "\\ud800" or a command line's undecodable bytes
+#: give, which no UTF-8 (and so no SQLite text) can hold.
+SURROGATE = re.compile("[\ud800-\udfff]")
+_SCOPE_NAME = re.compile(rf"^[\w][\w.:/@+-]{{0,{MAX_SCOPE_CHARS - 1}}}$", re.UNICODE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MIN_MS = int(datetime(1900, 1, 1, tzinfo=UTC).timestamp() * 1000)
 _MAX_MS = int(datetime(3000, 1, 1, tzinfo=UTC).timestamp() * 1000)
@@ -36,10 +58,20 @@ def check_content(content: object) -> str:
         )
     if len(text) > MAX_CONTENT_CHARS:
         raise ContentTooLong(
-            f"content is {len(text):,} characters; the limit is {MAX_CONTENT_CHARS:,} — "
-            "split a document into memories of one idea each"
+            too_long("content", len(text), MAX_CONTENT_CHARS)
+            + " — split a document into memories of one idea each"
         )
     return text
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with each lone surrogate (text no UTF-8 can hold) replaced by U+FFFD."""
+    return SURROGATE.sub("\ufffd", text)
+
+
+def too_long(name: str, size: int, limit: int, unit: str = "characters") -> str:
+    """The message of a :class:`~chitta.errors.TooLarge`: the value's size and the limit."""
+    return f"{name} is {size:,} {unit}; the limit is {limit:,}"
 
 
 def parse_tags(tags: str | Sequence[str] | None) -> tuple[str, ...]:

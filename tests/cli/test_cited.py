@@ -339,6 +339,24 @@ def test_a_file_written_over_becomes_owner_only(tmp_path: Path) -> None:
         assert stat.S_IMODE(out.stat().st_mode) == 0o600, name
 
 
+def test_a_report_is_owner_only_under_umask_000_and_whole_or_not_at_all(
+    tmp_path: Path, tmpfs, umask0
+) -> None:
+    write_files(tmp_path)
+    config = tmp_path / "cited.toml"
+    config.write_text('[[source]]\nname = "notes"\nkind = "markdown"\npaths = ["MEMORY.md"]\n')
+    ask = ("cited-recall", "-q", QUESTION, "--config", str(config), "--html", "-o")
+    out = tmp_path / "report.html"
+    assert cli(tmp_path / "home", *ask, str(out)).exit_code == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    tmpfs.fill()
+    full = tmpfs.path / "report.html"
+    result = cli(tmp_path / "home", *ask, str(full))
+    assert result.exit_code == 4, result.stderr
+    assert f"cannot write {full}: the disk is full (No space left on device)" in result.stderr
+    assert not full.exists()  # no empty or half report left behind as if it were one
+
+
 class _Trickler(BaseHTTPRequestHandler):
     """A search endpoint that answers a byte at a time, never finishing in time."""
 

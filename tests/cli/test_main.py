@@ -259,3 +259,73 @@ def test_old_spellings_still_work(run) -> None:
                           "--agent", "a1", "--json").stdout)  # fmt: skip
     assert "hdc" not in data["lanes_run"] and data["hits"]
     assert "--disable-hdc" not in run("recall", "--help").stdout
+
+
+@pytest.mark.parametrize("where", ["in-process", "daemon"])
+def test_export_and_backup_are_owner_only_under_umask_000(where, tmp_path: Path, launch,
+                                                          umask0) -> None:  # fmt: skip
+    run = runner(tmp_path)
+    if where == "daemon":
+        launch(tmp_path / "home")  # started under umask 000 too: it writes the files
+    run("remember", WAL, "--realm", "demo")
+    tmp_path.chmod(0o755)
+    old = tmp_path / "old.jsonl"
+    old.write_text("an older export\n")
+    old.chmod(0o666)
+    for target in ("old.jsonl", "new/folder/dump.jsonl", "snap.db"):
+        command = "backup" if target.endswith(".db") else "export"
+        run(command, target) if command == "backup" else run("export", "-o", target)
+        assert os.stat(tmp_path / target).st_mode & 0o777 == 0o600, target
+    assert WAL in old.read_text(encoding="utf-8")
+    for folder in ("new", "new/folder", "home"):
+        assert os.stat(tmp_path / folder).st_mode & 0o777 == 0o700, folder
+    assert os.stat(tmp_path).st_mode & 0o777 == 0o755  # not made by chitta: left alone
+    for name in ("default.db", "default.db-wal", "default.db-shm"):
+        if (tmp_path / "home" / name).exists():
+            assert os.stat(tmp_path / "home" / name).st_mode & 0o777 == 0o600, name
+
+
+def test_an_export_that_cannot_be_written_is_a_clear_error(run, tmp_path: Path,
+                                                           full_device: Path) -> None:  # fmt: skip
+    run("remember", WAL, "--realm", "demo")
+    proc = run("export", "-o", str(full_device), ok=False)
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"cannot write {full_device}: No space left on device" in proc.stderr
+    data = json.loads(run("export", "-o", str(full_device), "--json", ok=False).stdout)
+    assert data["error"] == "write_failed" and str(full_device) in data["message"]
+    assert full_device.is_char_device()
+    for args in (["export"], ["export", "--json"], ["recall", "WAL"]):  # stdout on a full disk
+        with full_device.open("w") as full:
+            proc = subprocess.run([*CHITTA, *args], stdout=full, stderr=subprocess.PIPE,
+                                  text=True, env={**os.environ,
+                                                  "CHITTA_HOME": str(tmp_path / "home")},
+                                  cwd=tmp_path, timeout=120)  # fmt: skip
+        assert proc.returncode == 4 and "Traceback" not in proc.stderr, (args, proc.stderr)
+        assert "cannot write to standard output: No space left on device" in proc.stderr
+
+
+def _line(text: str, encoding: str = "utf-8") -> bytes:
+    return (json.dumps({"kind": "wisdom", "content": text}, ensure_ascii=False) + "\n").encode(
+        encoding
+    )
+
+
+def test_an_import_line_that_is_not_utf8_is_a_bad_line(run, tmp_path: Path) -> None:
+    data = _line("The café on the corner opens at seven", "latin-1") + _line(
+        "Backups run nightly at two in the morning"
+    )
+    (tmp_path / "latin1.jsonl").write_bytes(data)
+    env = {**os.environ, "CHITTA_HOME": str(tmp_path / "home")}
+    for source, stdin in (("latin1.jsonl", None), ("-", data)):  # a file, and stdin
+        proc = subprocess.run(
+            [*CHITTA, "import", source, "--realm", f"r{len(source)}", "--json"],
+            input=stdin, capture_output=True, cwd=tmp_path, timeout=120, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr  # as with any bad line: the rest landed
+        report = json.loads(proc.stdout)
+        assert report["imported"]["memories"] == 1 and report["bad_lines"] == 1, report
+        assert report["errors"][0]["line"] == 1 and "UTF-8" in report["errors"][0]["error"]
+    exported = run("export").stdout
+    assert "\ufffd" not in exported and "caf" not in exported
+    (tmp_path / "only.jsonl").write_bytes(_line("Rien à importer ici", "latin-1"))
+    assert run("import", "only.jsonl", ok=False).returncode == 2  # nothing usable at all

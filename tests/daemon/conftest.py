@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from chitta.daemon.client import daemon_answers
 
 
 @pytest.fixture
@@ -53,3 +59,37 @@ def module_home(tmp_path_factory: pytest.TempPathFactory, daemons) -> Iterator[P
         yield home
     finally:
         daemons.stop(proc)
+
+
+@pytest.fixture
+def serve_as() -> Iterator[Callable[..., subprocess.Popen]]:
+    """Start `chitta serve ARGS` in a home with more say than ``launch``: ``env`` adds
+    variables (CHITTA_* among them), ``preexec`` runs in the child before it starts (a
+    resource limit). Returned once the socket answers; stopped after the test."""
+    started: list[subprocess.Popen] = []
+
+    def start(home: Path, *args: str, env: dict[str, str] | None = None,
+              preexec: Callable[[], None] | None = None) -> subprocess.Popen:  # fmt: skip
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("CHITTA_", "CC_SOUL_"))}  # fmt: skip
+        environ.update(env or {}, CHITTA_HOME=str(home))
+        proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve", *args], env=environ,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=preexec)  # fmt: skip
+        started.append(proc)
+        deadline = time.monotonic() + 60
+        while not daemon_answers(home / "chitta.sock"):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline, "chitta serve did not start"
+            time.sleep(0.1)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

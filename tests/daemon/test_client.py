@@ -13,6 +13,7 @@ from chitta.errors import (
     BadArgument,
     ChittaError,
     ContentTooShort,
+    DaemonBusy,
     DaemonTimeout,
     DaemonUnavailable,
     MemoryNotFound,
@@ -48,6 +49,8 @@ def test_a_refusal_through_the_daemon_is_the_in_process_class(daemon: Path) -> N
     [
         (protocol.TIMEOUT, DaemonTimeout, "daemon_timeout", 4),
         (protocol.SHUTTING_DOWN, DaemonUnavailable, "daemon_unavailable", 4),
+        (protocol.BUSY, DaemonBusy, "daemon_busy", 4),
+        (protocol.IDLE, DaemonUnavailable, "daemon_unavailable", 4),
         (protocol.TOO_LARGE, RequestTooLarge, "request_too_large", 2),
         (protocol.PARSE_ERROR, BadArgument, "bad_argument", 2),
         (protocol.INVALID_REQUEST, BadArgument, "bad_argument", 2),

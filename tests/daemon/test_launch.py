@@ -76,3 +76,18 @@ def test_the_default_idle_exit_is_half_an_hour(home: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_the_log_is_owner_only_in_folders_made_owner_only(tmp_path: Path, umask0) -> None:
+    home = tmp_path / "new" / "nested" / "home"
+    settings = settings_for(home, socket=tmp_path / ("s" * 120) / "c.sock")  # exits at once
+    proc, _ = spawn_daemon(settings)
+    proc.wait(timeout=60)
+    for folder in (home, home.parent, home.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    log = log_path(settings)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    log.chmod(0o666)  # an older log with looser bits
+    proc, _ = spawn_daemon(settings)
+    proc.wait(timeout=60)
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600

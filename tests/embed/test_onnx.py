@@ -57,3 +57,10 @@ def test_missing_files_say_which(tmp_path: Path) -> None:
     _, tokenizer = default_model_files()
     with pytest.raises(ModelMissing, match="model file"):
         OnnxEmbedder(tmp_path / "none.onnx", tokenizer, name="x")
+
+
+def test_releasing_memory_changes_no_vector(embedder) -> None:
+    texts = ["a long note " * 300, "a short one"]
+    before = embedder.inner.embed(texts).vectors
+    embedder.release_memory()  # through the cache, to onnxruntime's arena
+    assert np.array_equal(embedder.inner.embed(texts).vectors, before)

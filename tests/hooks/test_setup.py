@@ -77,6 +77,16 @@ def test_a_fresh_home_gets_the_hooks_and_the_server(run, tmp_path: Path) -> None
     assert not list(tmp_path.rglob("*.bak-*"))  # nothing was replaced
 
 
+def test_under_umask_000_the_files_and_the_folder_it_makes_are_owner_only(
+    run, tmp_path: Path, umask0
+) -> None:
+    done = run("setup", "claude")
+    assert done.returncode == 0, done.stderr
+    assert _settings(tmp_path).parent.stat().st_mode & 0o777 == 0o700  # ~/.claude, made here
+    for path in (_settings(tmp_path), tmp_path / ".claude.json"):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+
+
 def test_existing_files_keep_everything_else_and_are_backed_up(run, tmp_path: Path) -> None:
     settings, mcp = _existing(tmp_path)
     done = run("setup", "claude")

@@ -161,3 +161,13 @@ def test_an_alias_joining_a_cached_clusters_entity_drops_the_cache(store, make_m
     assert _entities(cache.get(store, "work", 100)) == {"zed": 3}  # Zeus is no name of it yet
     store.add_alias("work", "Zeus", "zeus", "zeta")
     assert _entities(cache.get(store, "work", 100)) == {"zed": 5}
+
+
+def test_the_cache_keeps_only_the_newest_realms(store, make_memory) -> None:
+    """A request may name any realm: the cache must not grow with the realms asked about."""
+    cache = AttractorCache(ttl=300, clock=lambda: 0.0, max_realms=1)
+    _add(store, make_memory, [f"we met Oliver, day {i}" for i in range(3)])
+    assert cache.get(store, "work", 100)[0].entity == "oliver"
+    _add(store, make_memory, [f"a postcard from Paris number {i}" for i in range(4)])
+    assert cache.get(store, "elsewhere", 100) == ()  # cached in place of work
+    assert cache.get(store, "work", 100)[0].entity == "paris"  # found again, not kept

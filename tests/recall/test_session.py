@@ -30,3 +30,12 @@ def test_the_least_recently_active_session_is_forgotten_first() -> None:
         log.note(name, [name], ())
     assert log.view("a").primed == ("a",)
     assert log.view("b").primed == ()
+
+
+def test_a_long_query_keeps_its_first_words_only() -> None:
+    log = SessionLog()
+    words = tuple(f"word{i:05d}" for i in range(10_000))  # a 90 KB query's terms
+    log.note("s", [], words)
+    topics = log.view("s").topics
+    assert topics == words[: len(topics)]
+    assert sum(map(len, topics)) <= session_module.MAX_TOPIC_CHARS < sum(map(len, words))

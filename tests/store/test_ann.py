@@ -94,6 +94,20 @@ def test_graph_only_above_the_threshold_and_per_realm(path: Path, make_memory: M
     assert stat.S_IMODE(os.stat(ann_sidecar.sidecar_path(path)).st_mode) == 0o600
 
 
+def test_the_sidecar_is_owner_only_whatever_was_there(
+    path: Path, make_memory: MakeMemory, umask0
+) -> None:
+    sidecar = ann_sidecar.sidecar_path(path)
+    leftover = sidecar.with_name(f"{sidecar.name}.tmp-{os.getpid()}")  # a killed save's
+    leftover.write_bytes(b"half of an older save")
+    leftover.chmod(0o666)
+    with open_store(path) as store:
+        fill(store, make_memory, 200, seed=1)
+        assert store.vector_index().has_graph("work")
+    assert stat.S_IMODE(os.stat(sidecar).st_mode) == 0o600
+    assert not leftover.exists()
+
+
 def test_zero_threshold_never_builds(path: Path, make_memory: MakeMemory) -> None:
     with open_store(path, hnsw_min=0) as store:
         fill(store, make_memory, 200, seed=1)

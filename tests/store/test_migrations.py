@@ -145,6 +145,9 @@ def build_at(path: Path, version: int) -> None:
     conn.create_function("chitta_entity_key", 1, triplet_table.entity_key)
     conn.create_function("chitta_predicate_key", 1, triplet_table.predicate_key)
     try:
+        # Version 0: a SQLite file with no tables yet, as the WAL pragma leaves it (an empty
+        # file is damage, not a store: store/shape.py).
+        conn.execute("PRAGMA journal_mode = WAL")
         for v in range(1, version + 1):
             conn.executescript(migrations.MIGRATIONS[v - 1])
             SEEDS[v](conn)
@@ -297,7 +300,7 @@ def test_steps_before_a_failing_one_stay_applied(
 ) -> None:
     """Each step is its own transaction: a new file stops at the last step that worked."""
     path = tmp_path / "store.db"
-    path.touch()
+    build_at(path, 0)
     broken = (*migrations.MIGRATIONS[:1], "CREATE TABLE half (x);\nNOT SQL AT ALL;\n")
     monkeypatch.setattr(migrations, "MIGRATIONS", broken)
     with pytest.raises(StoreCorrupt):

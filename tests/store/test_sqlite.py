@@ -93,6 +93,22 @@ def test_new_store_file_is_owner_only(tmp_path: Path) -> None:
         assert stat.S_IMODE(wal.stat().st_mode) == 0o600
 
 
+def test_store_files_are_owner_only_whatever_the_umask_or_their_old_bits(
+    tmp_path: Path, umask0
+) -> None:
+    path = tmp_path / "new" / "nested" / "store.db"
+    files = [path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm", ".lock")]
+    with Store(path) as s:
+        s.set_meta("probe", "1")
+        assert [stat.S_IMODE(f.stat().st_mode) for f in files] == [0o600] * 4
+        for folder in (path.parent, path.parent.parent):
+            assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    path.chmod(0o644)  # a store copied in, or made by hand, with wider bits
+    with Store(path) as s:
+        s.set_meta("probe", "2")
+        assert [stat.S_IMODE(f.stat().st_mode) for f in files[:3]] == [0o600] * 3
+
+
 def test_wal_and_synchronous_full(store: Store, store_path: Path) -> None:
     """The connection runs WAL (recorded in the file) with synchronous=FULL."""
     assert store._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -256,3 +256,19 @@ def test_bad_triplet_and_alias_lines_are_reported(chitta: Chitta) -> None:
         t.predicate
         for t in chitta.relations.find(subject="ANN ARBOR", realm="geo", predicate="lives_in")
     ] == ["Lives In"]
+
+
+def test_bytes_that_are_not_utf8_make_a_bad_line_and_nothing_is_rewritten(
+    chitta: Chitta,
+) -> None:
+    good = json.dumps({"kind": "wisdom", "content": "Déjà vu is valid UTF-8 here"},
+                      ensure_ascii=False).encode()  # fmt: skip
+    latin1 = good.decode().replace("valid UTF-8", "Latin-1").encode("latin-1")
+    read: list[int] = []
+    report = import_jsonl(chitta, [b"\xef\xbb\xbf" + good + b"\r\n", latin1 + b"\n"],
+                          progress=read.append)  # fmt: skip
+    assert report.memories == 1 and [n for n, _ in report.errors] == [2]
+    assert report.errors[0][1].startswith("not valid UTF-8 (byte 0xe9 at byte ")
+    assert read == [len(good) + 5, len(latin1) + 1]  # bytes as read, the BOM included
+    (m,) = chitta.store.iter_memories()
+    assert m.content == "Déjà vu is valid UTF-8 here"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from chitta.bench.locomo import CATEGORIES, Dataset
 from chitta.bench.runner import SystemRun
+from chitta.files import write_private
 
 GROUPS = ("1", "2", "3", "4", "5", "1-4", "all")
 
@@ -51,11 +52,13 @@ def results_record(
 
 def write_questions(runs: Mapping[str, SystemRun], path: Path) -> None:
     """Every system's per-question rows, one JSON object a line (for ``bench compare``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
+
+    def write(fh: IO[str]) -> None:
         for run in runs.values():
             for row in run.rows:
                 fh.write(json.dumps(row) + "\n")
+
+    write_private(path, write)  # owner-only (chitta/files.py)
 
 
 def markdown(record: dict[str, Any], command: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from chitta.errors import BadArgument, ChittaError
+from chitta.files import write_text_private
 
 ALL_SYSTEMS = ("chitta", "bm25", "dense", "cpersona")
 
@@ -54,9 +55,8 @@ def write_results(record: dict, out: Path, table: str, append_docs: Path | None)
     with ``append_docs``, appended to that file; the table is echoed."""
     import json
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    write_text_private(out, json.dumps(record, indent=1) + "\n")
+    write_text_private(out.with_suffix(".md"), table)
     if append_docs is not None:
         with append_docs.open("a", encoding="utf-8") as fh:
             fh.write("\n" + table)
@@ -328,12 +328,11 @@ def _write_outputs(record, runs, out: Path, append_docs: Path | None, console) -
 
     from chitta.bench.report import markdown, write_questions
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_private(out, json.dumps(record, indent=1) + "\n")
     questions = out.with_suffix(".questions.jsonl")
     write_questions(runs, questions)
     table = markdown(record, record["command"])
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    write_text_private(out.with_suffix(".md"), table)
     if append_docs is not None:
         with append_docs.open("a", encoding="utf-8") as fh:
             fh.write("\n" + table)
@@ -412,8 +411,7 @@ def _daemon_bench(data: Path | None, homes: tuple[Path, ...], store: str, realm:
     record = {"command": _command_line(), "commit": environment.git_commit(),
               "machine": {**environment.machine(), "loadavg": environment.loadavg()},
               "results": results}  # fmt: skip
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_private(out, json.dumps(record, indent=1) + "\n")
     click.echo(f"wrote {out}")
 
 

@@ -22,6 +22,7 @@ from chitta.cli.bench import (
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
+from chitta.files import write_text_private
 
 
 @bench.command()
@@ -122,8 +123,7 @@ def _abstain(
     }
     # The recalls are written before anything is fitted: a set the figures cannot be
     # computed on (one kind of question only) still leaves its observations behind.
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_private(out, json.dumps(record, indent=1) + "\n")
     gold_of = {(q.conversation, q.index): q.gold for q in dataset.questions}
     fitting = [p for p in probes if _own(p, fit_ids)]
     held = [p for p in probes if not _own(p, fit_ids)]

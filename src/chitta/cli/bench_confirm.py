@@ -21,6 +21,7 @@ from chitta.cli.bench import (
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
+from chitta.files import open_text
 
 
 @bench.command()
@@ -122,7 +123,7 @@ def _recall_all(data, conversations, strategy, ablate, limit, save_traces):
 
     rows, plain_ms, traced_ms, build_ms, reply_ms = [], [], [], [], []
     try:
-        saved = save_traces.open("w", encoding="utf-8") if save_traces else None
+        saved = open_text(save_traces) if save_traces else None  # owner-only
     except OSError as exc:
         raise BadArgument(f"cannot write the traces to {save_traces}: {exc}") from None
     with tempfile.TemporaryDirectory(prefix="chitta-confirm-") as tmp:

@@ -8,8 +8,6 @@ are made here from the answer, so both paths print the same. docs/cited-recall.m
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +15,7 @@ import click
 
 from chitta.cli.ops import fill_realm
 from chitta.errors import BadArgument, BadConfig
+from chitta.files import write_text_private
 from chitta.ops import OPERATIONS, check_params, given
 
 if TYPE_CHECKING:
@@ -151,14 +150,6 @@ def _summary(answer: CitedAnswer) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path``, owner-only: the report quotes memories."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            # The mode above applies to a new file only; an older report may be readable by
-            # all. (Not a device or a pipe: "-o /dev/stdout" keeps its terminal's mode.)
-            if stat.S_ISREG(os.fstat(fd).st_mode):
-                os.fchmod(fd, 0o600)
-            fh.write(text)
-    except OSError as exc:
-        raise BadArgument(f"cannot write {path}: {exc.strerror or exc}") from None
+    """Write ``text`` as the whole of ``path``, owner-only (the report quotes memories); a
+    full disk is a WriteFailed naming the file, with no half report left (chitta/files.py)."""
+    write_text_private(path, text)

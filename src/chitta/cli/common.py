@@ -3,7 +3,10 @@ one way errors become a message and an exit code."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,15 +15,37 @@ from typing import Any
 import click
 
 from chitta.config import Settings, load_settings
-from chitta.errors import ChittaError, StoreLocked
+from chitta.errors import ChittaError, StoreLocked, WriteFailed
 
 
 def emit(data: dict[str, Any]) -> None:
     click.echo(json.dumps({"ok": True, **data}, ensure_ascii=False, indent=None))
 
 
+class OutputFailed(WriteFailed):
+    """Standard output could not take the reply (a full disk behind ``>``, a closed pipe):
+    said on stderr, as stdout cannot carry it. Its code is ``write_failed``."""
+
+    _by_code = False  # not a cause of its own: the code finds WriteFailed
+
+
+@contextmanager
+def output() -> Iterator[None]:
+    """Printing a reply: an OSError on stdout becomes an :class:`OutputFailed`, not a
+    traceback (nor a second one when Python flushes stdout on the way out)."""
+    try:
+        yield
+        sys.stdout.flush()
+    except OSError as exc:
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
+            os.close(devnull)
+        raise OutputFailed(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
 def fail(exc: ChittaError, as_json: bool) -> None:
-    if as_json:
+    if as_json and not isinstance(exc, OutputFailed):
         click.echo(json.dumps({"ok": False, "error": exc.code, "message": str(exc)}))
     else:
         click.echo(f"error: {exc}", err=True)

@@ -25,6 +25,7 @@ from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registe
 from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `bench cli`
 from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli.bench_mcp_size import mcp_size as _mcp_size  # noqa: F401 - `bench mcp-size`
+from chitta.cli.bench_soak import soak as _soak  # noqa: F401 - registers `bench soak`
 from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.cli.common import errors as _errors
 from chitta.cli.common import settings_of as _settings
@@ -63,8 +64,19 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
 @click.option("--idle-exit", "idle_exit", type=click.IntRange(min=0), default=0,
               metavar="SECONDS", show_default=True,
               help="Stop after SECONDS without a request (0: never).")  # fmt: skip
+@click.option("--max-connections", "max_connections", type=click.IntRange(1, 65_536),
+              default=None, metavar="N",
+              help="Connections open at once; one more is told the daemon is busy "
+                   "[default: $CHITTA_DAEMON_MAX_CONNECTIONS or 128].")  # fmt: skip
+@click.option("--connection-idle", "connection_idle", type=click.IntRange(1, 86_400),
+              default=None, metavar="SECONDS",
+              help="Close a connection that sends no complete request line for SECONDS "
+                   "[default: $CHITTA_DAEMON_CONNECTION_IDLE_S or 60].")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Worker threads at most [default: $CHITTA_DAEMON_WORKERS or 16].")  # fmt: skip
 @click.pass_context
-def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
+def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: int | None,
+          connection_idle: int | None, workers: int | None) -> None:  # fmt: skip
     """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C (or --idle-exit).
 
     The socket is $CHITTA_HOME/chitta.sock unless CHITTA_SOCKET_PATH names another; the
@@ -72,8 +84,12 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
     """
     import signal
 
+    from chitta.daemon.memory import limit_arenas
+
+    limit_arenas()  # before numpy's, the model's and the workers' threads (daemon/memory.py)
+
     from chitta.api import Chitta
-    from chitta.daemon.server import Daemon
+    from chitta.daemon.server import Daemon, Limits
     from chitta.errors import AlreadyRunning, StoreLocked
 
     settings = _settings(ctx)
@@ -93,7 +109,10 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int) -> None:
             where = settings.store_path
             raise AlreadyRunning(f"chitta is already running{pid} on {where}") from None
         try:
-            daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline,
+            limits = Limits(max_connections=max_connections or settings.daemon_max_connections,
+                            connection_idle_s=connection_idle or settings.daemon_connection_idle_s,
+                            workers=workers or settings.daemon_workers)  # fmt: skip
+            daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline, limits=limits,
                             idle_exit_s=idle_exit)  # fmt: skip
         except BaseException:
             chitta.close()

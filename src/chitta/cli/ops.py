@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from chitta.cli.common import daemon_client, emit, errors, open_store, settings_of
+from chitta.cli.common import daemon_client, emit, errors, open_store, output, settings_of
 from chitta.errors import BadArgument
 from chitta.ops import OPERATIONS, Context, Operation, Param, check_params, given
 from chitta.ops.spec import with_realm
@@ -44,6 +44,9 @@ def run_op(
     if client is not None:
         with client:
             data = client.call(op.name, progress=progress, **params)
+    elif op.offline is not None:
+        settings = settings_of(ctx)
+        data = op.offline(settings, params, Context(home=settings.home, progress=progress))
     else:
         settings = settings_of(ctx)
         with open_store(ctx, create=op.creates, check_model=check_model) as chitta:
@@ -157,10 +160,11 @@ def op_command(
                     for value in ids:
                         run_op(ctx, op, {**params, many: value})
                     data = {op.name: ids}
-            if as_json:
-                emit(data)
-            else:
-                render(data)
+            with output():
+                if as_json:
+                    emit(data)
+                else:
+                    render(data)
             if finish is not None:
                 finish(data)
 

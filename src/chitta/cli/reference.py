@@ -16,8 +16,12 @@ the daemon's JSON-RPC method of that name ([daemon](daemon.md)), the MCP tool wh
 offered ([MCP](mcp.md)), and the CLI command. Parameters are named as in JSON-RPC and MCP;
 the CLI spells them as options (`agent_id` is `--agent`), except the positional ones. A
 parameter left out takes its default; the realm, left out, is the realm rule's
-([configuration](configuration.md#the-realm-rule)). This page is generated: `python -m
-chitta.cli.reference > docs/operations.md`.
+([configuration](configuration.md#the-realm-rule)). Every text has a size limit (the range
+column; "chars" are characters, not bytes), and a list a limit on its items: a value over
+either is refused with the error `too_large` (`content_too_long` for a memory's content),
+naming the parameter and the limit, at every edge — the daemon, MCP, the CLI
+([daemon](daemon.md#errors)). This page is generated: `python -m chitta.cli.reference >
+docs/operations.md`.
 """
 
 
@@ -26,6 +30,12 @@ def _range(p: Param) -> str:
         return " \\| ".join(f"`{c}`" for c in p.choices)
     if p.minimum is not None and p.maximum is not None:
         return f"{p.minimum:g} to {p.maximum:g}"
+    if p.type == "object" and p.max_items is not None:
+        return f"≤ {p.max_items:,} values, texts ≤ {p.max_length:,} chars"
+    if p.max_items is not None:
+        return f"≤ {p.max_items:,} items of ≤ {p.max_length:,} chars"
+    if p.max_length is not None:
+        return f"≤ {p.max_length:,} chars"
     return ""
 
 

@@ -156,6 +156,9 @@ def print_status(info: dict[str, Any]) -> None:
     if not info.get("exists"):
         console.print('the store does not exist yet; `chitta remember "…"` creates it')
         return
+    if why := info.get("read_only"):
+        console.print(f"read-only ({why}): reads work, writes are refused",
+                      markup=False, highlight=False)  # fmt: skip
     if not info.get("store_model_matches", True):
         stored = info["store_model"]
         console.print(

@@ -15,6 +15,7 @@ from chitta import __version__
 from chitta.cli.common import daemon_client, errors, settings_of
 from chitta.cli.ops import op_command, run_op
 from chitta.errors import ChittaError, ModelMismatch
+from chitta.files import private_dir
 from chitta.ops import OPERATIONS
 
 
@@ -45,7 +46,7 @@ def _import_source(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]
     if params.get("path") != "-":
         return absolute("path")(ctx, params)
     home = settings_of(ctx).home
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(home)
     fd, spool = tempfile.mkstemp(prefix=".import-stdin-", suffix=".jsonl", dir=home)
     ctx.call_on_close(lambda: Path(spool).unlink(missing_ok=True))
     with os.fdopen(fd, "wb") as fh:
@@ -71,6 +72,15 @@ def _import_exit(data: dict[str, Any]) -> None:
     # Nothing usable in the file: that is bad input, not an import.
     if data["bad_lines"] and not any(data["imported"].values()):
         sys.exit(2)
+
+
+def _restored(data: dict[str, Any]) -> None:
+    if data["saved"] is None:
+        click.echo(f"restored {data['path']} (there was no store before)")
+    elif data.get("damaged"):
+        click.echo(f"restored {data['path']}; the damaged store was kept as {data['saved']}")
+    else:
+        click.echo(f"restored {data['path']}; the previous contents are in {data['saved']}")
 
 
 def _reembed_model(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -130,10 +140,8 @@ def register(group: click.Group) -> None:
                progress="bytes", finish=_import_exit)  # fmt: skip
     op_command(group, "backup", lambda d: click.echo(f"backed up {d['store']} to {d['path']}"),
                prepare=absolute("path"))  # fmt: skip
-    op_command(group, "restore_backup",
-               lambda d: click.echo(f"restored {d['path']}; the previous contents are in "
-                                    f"{d['saved']}"),
-               prepare=absolute("path"), progress="steps")  # fmt: skip
+    op_command(group, "restore_backup", _restored, prepare=absolute("path"),
+               progress="steps")  # fmt: skip
     op_command(group, "reembed", _reembedded, prepare=_reembed_model, progress="memories",
                check_model=False)  # fmt: skip
 

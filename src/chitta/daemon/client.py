@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import itertools
 import json
 import os
 import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from chitta.daemon import protocol
-from chitta.errors import ChittaError, DaemonUnavailable, error_class
+from chitta.errors import ChittaError, DaemonBusy, DaemonUnavailable, error_class
 
 
 class DaemonError(ChittaError):
@@ -33,6 +35,10 @@ class DaemonError(ChittaError):
 
 #: The exit code of a cause this process has no class for, when the daemon does not say.
 UNKNOWN_EXIT_CODE = 4
+#: How long a call keeps asking a daemon that is too busy to take it, in seconds (at most the
+#: client's timeout), and its first pause, doubled each time.
+BUSY_RETRY_S = 1.0
+BUSY_PAUSE_S = 0.05
 
 
 @functools.cache
@@ -74,20 +80,54 @@ def error_from_reply(error: dict[str, Any]) -> DaemonError:
 
 class DaemonClient:
     """One connection to the daemon; calls are answered in order. Not thread-safe: one
-    client per thread."""
+    client per thread.
 
-    def __init__(self, path: Path, *, timeout_s: float | None = 60.0) -> None:
+    A call the daemon had no room for (``daemon_busy``: nothing ran) is asked again for up
+    to ``busy_retry_s`` seconds before :class:`~chitta.errors.DaemonBusy` is raised; one
+    that finds its connection closed for idling before it was read is sent once more on a
+    new connection."""
+
+    def __init__(
+        self, path: Path, *, timeout_s: float | None = 60.0, busy_retry_s: float = BUSY_RETRY_S
+    ) -> None:
         self.path = Path(path)
-        _check_owner(self.path)
+        self.timeout_s = timeout_s
+        self.busy_retry_s = busy_retry_s
         self._ids = itertools.count(1)
-        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.settimeout(timeout_s)
-        try:
-            self._sock.connect(str(self.path))
-        except OSError as exc:
-            self._sock.close()
-            raise DaemonUnavailable(f"no chitta daemon answers on {self.path}: {exc}") from None
+        self._connect()
+
+    def _connect(self) -> None:
+        _check_owner(self.path)
+        give_up, pause = time.monotonic() + self._busy_budget(), BUSY_PAUSE_S
+        while True:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._sock.settimeout(self.timeout_s)
+            try:
+                self._sock.connect(str(self.path))
+                break
+            except OSError as exc:
+                self._sock.close()
+                if exc.errno != errno.EAGAIN:
+                    raise DaemonUnavailable(
+                        f"no chitta daemon answers on {self.path}: {exc}"
+                    ) from None
+                # The daemon's backlog of connections not yet accepted is full: busy.
+                if time.monotonic() + pause >= give_up:
+                    raise DaemonBusy(f"the daemon on {self.path} has more connections waiting "
+                                     "than it takes in; try again shortly") from None  # fmt: skip
+                time.sleep(pause)
+                pause *= 2
         self._reader = self._sock.makefile("rb")
+
+    def _busy_budget(self) -> float:
+        """How long a call may keep asking a busy daemon: at most the client's timeout."""
+        if self.timeout_s is None:
+            return self.busy_retry_s
+        return min(self.busy_retry_s, self.timeout_s)
+
+    def _reconnect(self) -> None:
+        self.close()
+        self._connect()
 
     def call(
         self, method: str, progress: Callable[[int, int], None] | None = None, **params: Any
@@ -100,17 +140,55 @@ class DaemonClient:
         request_id = next(self._ids)
         if progress is not None:
             params = {**params, "_meta": {"progress": True}}
+        line = protocol.request_line(method, params, request_id)
+        give_up, pause, reopened = time.monotonic() + self._busy_budget(), BUSY_PAUSE_S, False
+        while True:
+            reply = self._exchange(line, request_id, progress)
+            # A null id: the daemon said it before reading this request (it refused or closed
+            # the connection), or could not read the request's id (a line too long).
+            unread = reply.get("id") is None and "error" in reply
+            if reply.get("id") != request_id and not unread:
+                self.close()  # out of step (an earlier call timed out): this connection is done
+                raise DaemonUnavailable(f"the daemon on {self.path} answered another request")
+            if "error" not in reply:
+                return reply["result"]
+            exc = error_from_reply(reply["error"])
+            if exc.rpc_code == protocol.IDLE and not reopened:
+                reopened = True  # closed before the request came: it never ran
+                self._reconnect()
+                continue
+            if exc.rpc_code == protocol.BUSY and time.monotonic() + pause < give_up:
+                time.sleep(pause)
+                pause *= 2
+                if unread:  # the daemon closed the connection it refused
+                    self._reconnect()
+                continue
+            raise exc
+
+    def _exchange(
+        self, line: bytes, request_id: int, progress: Callable[[int, int], None] | None
+    ) -> dict[str, Any]:
+        """Send one request line; its reply (or what the daemon said before closing)."""
         try:
-            self._sock.sendall(protocol.request_line(method, params, request_id))
-            reply = self._reply(request_id, progress)
+            self._sock.sendall(line)
+        except OSError as exc:
+            # Closed by the daemon: it may have said why first (busy, idle).
+            said = self._said_before_closing()
+            if said is not None:
+                return said
+            raise DaemonUnavailable(f"the daemon on {self.path} went away: {exc}") from None
+        try:
+            return self._reply(request_id, progress)
         except OSError as exc:
             raise DaemonUnavailable(f"the daemon on {self.path} went away: {exc}") from None
-        if reply.get("id") != request_id:
-            self.close()  # out of step (an earlier call timed out): this connection is done
-            raise DaemonUnavailable(f"the daemon on {self.path} answered another request")
-        if "error" in reply:
-            raise error_from_reply(reply["error"])
-        return reply["result"]
+
+    def _said_before_closing(self) -> dict[str, Any] | None:
+        try:
+            line = self._reader.readline()
+            said = json.loads(line) if line else None
+        except (OSError, ValueError):
+            return None
+        return said if isinstance(said, dict) and "error" in said else None
 
     def _reply(
         self, request_id: int, progress: Callable[[int, int], None] | None
@@ -160,6 +238,8 @@ def daemon_answers(path: Path) -> bool:
     try:
         probe.connect(str(path))
         return True
+    except BlockingIOError:
+        return True  # it listens with a full backlog: busy, not absent (nothing to start)
     except OSError:
         return False
     finally:

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from chitta import files
 from chitta.config import Settings
 from chitta.daemon.client import daemon_answers
 from chitta.errors import DaemonStarting, DaemonUnavailable
@@ -36,11 +37,10 @@ def log_path(settings: Settings) -> Path:
 def spawn_daemon(settings: Settings) -> tuple[subprocess.Popen, int]:
     """Start a detached ``chitta serve`` for ``settings``' store; the process and the log
     offset its output starts at."""
-    settings.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    files.private_dir(settings.home)
     log = log_path(settings)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = files.open_private(log, os.O_WRONLY | os.O_APPEND)  # 0600, an older log's bits too
     try:
-        os.fchmod(fd, 0o600)  # an older log may have been made with looser bits
         offset = os.lseek(fd, 0, os.SEEK_END)
         proc = subprocess.Popen(
             _command(settings), stdin=subprocess.DEVNULL, stdout=fd, stderr=fd,

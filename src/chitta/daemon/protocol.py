@@ -5,6 +5,8 @@ ending in ``\\n`` (compact JSON escapes every newline inside strings, so a messa
 contains a raw one). A client may send several requests on one connection; responses come
 back in the order the requests were sent. A line longer than :data:`MAX_REQUEST_BYTES` is
 answered with an error and the connection is closed, since the rest of it cannot be framed.
+An error the daemon sends before it read a request (the connection refused as :data:`BUSY`,
+or closed as :data:`IDLE`) has a null ``id``.
 
 This module is standard library only: the hook client imports it and must start fast.
 """
@@ -30,6 +32,8 @@ TIMEOUT = -32000
 TOO_LARGE = -32001
 CHITTA_ERROR = -32002  # a chitta error: data.code names it (bad_argument, not_found, …)
 SHUTTING_DOWN = -32003
+BUSY = -32004  # no room now: the connections or the queue of reads are full; nothing ran
+IDLE = -32005  # no complete request line in the connection idle time: the connection closes
 #: The notification method that carries a long request's progress.
 PROGRESS = "progress"
 
@@ -44,6 +48,8 @@ CHITTA_CODES = {
     TIMEOUT: "daemon_timeout",
     TOO_LARGE: "request_too_large",
     SHUTTING_DOWN: "daemon_unavailable",
+    BUSY: "daemon_busy",
+    IDLE: "daemon_unavailable",
 }
 
 

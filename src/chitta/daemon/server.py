@@ -1,11 +1,13 @@
 """`chitta serve`: one process owns the store and answers JSON-RPC on a Unix socket.
 
 The model, the store and its indexes are loaded once and shared by every client. Each
-connection has a reader thread; each request runs on a worker pool that grows with load up
-to :data:`MAX_WORKERS` (seed 001's 8-16: threads are started as requests need them). Reads
-run side by side; methods that write go through one writer lock, one at a time. A request
-that outlives its deadline is answered with a timeout error while it finishes in the
-background (a watchdog in all but name: the caller is never left hanging).
+connection has a reader thread (daemon/connections.py), up to a cap on open connections, and
+is closed when no complete request line comes within its idle time. Reads run side by side on
+a pool that grows with load up to :attr:`Limits.workers` threads (seed 001's 8-16), with a
+bounded queue; methods that write run one at a time on a thread of their own, so reads never
+keep them waiting (daemon/workers.py). A request that outlives its deadline is answered with
+a timeout error while it finishes in the background (a watchdog in all but name: the caller
+is never left hanging).
 
 Shutdown (SIGTERM, SIGINT, :meth:`Daemon.stop`, or ``idle_exit_s`` without a request): the
 listening socket closes, requests in flight finish, the store flushes and closes, and the
@@ -22,21 +24,30 @@ import stat
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chitta import spool
 from chitta.api import Chitta
-from chitta.daemon import protocol
+from chitta.config import (
+    DAEMON_CONNECTION_IDLE_S,
+    DAEMON_MAX_CONNECTIONS,
+    DAEMON_WORKERS,
+)
+from chitta.daemon import connections, memory, protocol
+from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
+from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
 from chitta.ops.spec import Context
 
 log = logging.getLogger(__name__)
 
-MAX_WORKERS = 16
+#: File descriptors kept free of connections for the daemon's own files (the store, its
+#: journal, backups, exports, the model), when the connection cap is fitted to the limit.
+FD_RESERVE = 32
 #: How long a request may run before its caller gets a timeout error, in seconds.
 DEADLINE_S = 30.0
 #: Latencies kept per method for the status figures (the newest).
@@ -47,6 +58,9 @@ MAX_SOCKET_PATH = 107
 PROGRESS_EVERY_S = 0.2
 #: How often a running daemon looks for a spool written while it was busy or starting.
 SPOOL_CHECK_S = 1.0
+#: After this many seconds without a request in flight, freed memory goes back to the
+#: system (daemon/memory.py, the embedder's release_memory), once per quiet spell.
+TRIM_QUIET_S = 1.0
 
 
 class Stats:
@@ -78,6 +92,20 @@ class Stats:
                 "methods": per_method}  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one daemon allows its clients at once (docs/daemon.md, "Limits")."""
+
+    #: Connections open at once; one more is told ``daemon_busy`` and closed.
+    max_connections: int = DAEMON_MAX_CONNECTIONS
+    #: Seconds a connection may take to send a whole request line (None: no limit).
+    connection_idle_s: float | None = DAEMON_CONNECTION_IDLE_S
+    #: Worker threads at most.
+    workers: int = DAEMON_WORKERS
+    #: The longest request line, in bytes.
+    max_request: int = protocol.MAX_REQUEST_BYTES
+
+
 def _percentile(values: deque[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))], 3)
@@ -92,8 +120,7 @@ class Daemon:
         socket_path: Path,
         *,
         deadline_s: float = DEADLINE_S,
-        max_workers: int = MAX_WORKERS,
-        max_request: int = protocol.MAX_REQUEST_BYTES,
+        limits: Limits = Limits(),  # noqa: B008 - frozen: one shared default is safe
         home: Path | None = None,
         idle_exit_s: float | None = None,
         spool_file: Path | None = None,
@@ -106,9 +133,9 @@ class Daemon:
         self.home = Path(home) if home is not None else chitta.home
         self.path = Path(socket_path)
         self.deadline_s = deadline_s
-        self.max_request = max_request
+        self.limits = limits
         self.stats = Stats()
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="chitta-rpc")
+        self.workers = Workers(limits.workers)
         self._writer = threading.Lock()
         self._stopping = threading.Event()
         self._in_flight = 0
@@ -116,9 +143,13 @@ class Daemon:
         #: Stop after this many seconds with no request in flight and none started (None: never).
         self.idle_exit_s = idle_exit_s or None
         self._last_request = time.monotonic()  # guarded by _idle
+        self._trimmed = True  # no request since memory was last given back (guarded by _idle)
         #: Why serve_forever returned, for the exit line: None after stop() (a signal).
         self.stopped_because: str | None = None
         self._listener = self._bind()
+        self.admission = connections.Admission(_fitted_cap(limits.max_connections))
+        self._acceptor = connections.Acceptor(self._listener, self.admission)
+        self._warn_refused = connections.ThrottledWarning()
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -137,7 +168,9 @@ class Daemon:
         finally:
             os.umask(old)
         os.chmod(self.path, 0o600)
-        listener.listen(64)
+        # A deep backlog: a burst of clients waits its turn (or is told busy) rather than
+        # failing to connect with EAGAIN.
+        listener.listen(socket.SOMAXCONN)
         listener.settimeout(0.2)  # so the accept loop sees a stop request
         return listener
 
@@ -166,20 +199,47 @@ class Daemon:
             while not self._stopping.is_set():
                 self._take_in_spool()  # at the start, then at most every SPOOL_CHECK_S
                 try:
-                    conn, _ = self._listener.accept()
+                    conn = self._acceptor.accept()
                 except TimeoutError:
                     if self._idle_expired():
                         break
+                    self._trim_when_quiet()
                     continue
                 except OSError:
                     if self._stopping.is_set():
                         break
                     raise
-                self._touch()  # a client that just connected is about to ask something
-                threading.Thread(target=self._serve_connection, args=(conn,), daemon=True,
-                                 name="chitta-conn").start()  # fmt: skip
+                if conn is not None:
+                    self._touch()  # a client that just connected is about to ask something
+                    self._open(conn)
         finally:
             self._shutdown()
+
+    def _open(self, conn: socket.socket) -> None:
+        """Serve ``conn`` on a thread of its own, or refuse it when the cap is reached (or no
+        thread can be started)."""
+        if not self.admission.admit():
+            self._warn_refused("refused a connection: %d open, the most allowed",
+                               self.admission.cap)  # fmt: skip
+            connections.refuse(conn, f"the daemon is at its limit of {self.admission.cap} open "
+                               "connections; try again shortly")  # fmt: skip
+            return
+        thread = threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                                  name="chitta-conn")  # fmt: skip
+        try:
+            thread.start()
+        except RuntimeError:  # can't start new thread: out of memory or of threads
+            self.admission.release()
+            self.admission.refused_one()
+            self._warn_refused("refused a connection: no thread could be started for it")
+            connections.refuse(conn, "the daemon cannot start a thread; try again shortly")
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            connections.serve_connection(conn, self._answer, max_request=self.limits.max_request,
+                                         idle_s=self.limits.connection_idle_s)  # fmt: skip
+        finally:
+            self.admission.release()
 
     def stop(self) -> None:
         """Ask the server to stop (safe from a signal handler or another thread)."""
@@ -197,6 +257,23 @@ class Daemon:
         self.stopped_because = f"after {quiet:.0f} s without a request"
         log.info("stopping %s", self.stopped_because)
         return True
+
+    def _trim_when_quiet(self) -> None:
+        """Give freed memory back once no request has run for TRIM_QUIET_S."""
+        with self._idle:
+            if self._trimmed or self._in_flight:
+                return
+            if time.monotonic() - self._last_request < TRIM_QUIET_S:
+                return
+            self._trimmed = True
+        # onnxruntime's arena first: what it hands back is then free for trim() to return.
+        release = getattr(self.chitta.embedder, "release_memory", None)
+        try:
+            if release is not None:
+                release()
+            memory.trim()
+        except Exception:  # noqa: BLE001 - memory not given back is no reason to stop serving
+            log.debug("giving memory back failed", exc_info=True)
 
     # --- the spool ------------------------------------------------------------------------
 
@@ -237,42 +314,22 @@ class Daemon:
     def _touch(self) -> None:
         with self._idle:
             self._last_request = time.monotonic()
+            self._trimmed = False
 
     def _shutdown(self) -> None:
         self._listener.close()
+        self._acceptor.close()
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
         # After a deadline's grace, queued work is dropped rather than waited for.
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.workers.shutdown()
         try:
             self.chitta.close()
         finally:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
 
-    def _serve_connection(self, conn: socket.socket) -> None:
-        out = _Sender(conn)
-        with conn, conn.makefile("rb") as reader:
-            while True:
-                try:
-                    line = reader.readline(self.max_request + 1)
-                except OSError:
-                    return  # the client went away
-                if not line:
-                    return
-                if len(line) > self.max_request or not line.endswith(b"\n"):
-                    out.send(protocol.error_line(
-                        None, protocol.TOO_LARGE,
-                        f"request over {self.max_request} bytes or not ended by a newline",
-                    ))  # fmt: skip
-                    return  # the rest of an oversized line cannot be framed
-                if line.strip() == b"":
-                    continue
-                reply = self._answer(line, out)
-                if reply is not None and not out.send(reply):
-                    return
-
-    def _answer(self, line: bytes, out: _Sender | None = None) -> bytes | None:
+    def _answer(self, line: bytes, out: Sender | None = None) -> bytes | None:
         """The response line for one request line (None for a notification); progress
         notifications, when the request asks for them, go to ``out`` before it."""
         self._touch()
@@ -320,7 +377,11 @@ class Daemon:
         with self._idle:
             self._in_flight += 1
         try:
-            future = self._pool.submit(self._call, entry, params, ctx)
+            future = self.workers.submit(lambda: self._call(entry, params, ctx),
+                                         writes=entry.writes)  # fmt: skip
+        except protocol.ProtocolError:  # busy: too many reads wait already
+            self._done()
+            raise
         except RuntimeError:  # the pool shut down between the stop check and now
             self._done()
             raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping") from None
@@ -354,8 +415,18 @@ class Daemon:
         else:
             result = entry.run(self.chitta, params, ctx)
         if entry.name == "memory_status":
-            result = {**result, "daemon": {**self.stats.figures(), "idle_exit_s": self.idle_exit_s}}
+            result = {**result, "daemon": self._figures()}
         return {"ok": True, **result}
+
+    def _figures(self) -> dict[str, Any]:
+        """The daemon's part of ``memory_status``: its requests and its limits."""
+        conns = {"open": self.admission.open, "max": self.admission.cap,
+                 "refused": self.admission.refused,
+                 "idle_s": self.limits.connection_idle_s}  # fmt: skip
+        reads = {"waiting": self.workers.waiting, "max_waiting": self.workers.max_waiting,
+                 "refused": self.workers.refused}  # fmt: skip
+        return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "connections": conns,
+                "workers": self.limits.workers, "reads": reads}  # fmt: skip
 
     def _done(self) -> None:
         with self._idle:
@@ -364,24 +435,20 @@ class Daemon:
             self._idle.notify_all()
 
 
-class _Sender:
-    """One connection's way out: responses from its reader thread and progress from a worker
-    share it, one whole line at a time."""
-
-    def __init__(self, conn: socket.socket) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
-
-    def send(self, data: bytes) -> bool:
-        with self._lock:
-            try:
-                self._conn.sendall(data)
-                return True
-            except OSError:
-                return False
+def _fitted_cap(cap: int) -> int:
+    """``cap``, or fewer when the file descriptor limit leaves room for fewer connections
+    (FD_RESERVE kept for the daemon's own files): over the cap a client is told the daemon
+    is busy, where out of descriptors it would be left waiting."""
+    room = connections.descriptor_room(FD_RESERVE)
+    if room is None or room >= cap:
+        return cap
+    fitted = max(1, room)
+    log.warning("at most %d connections at once (not %d): the file descriptor limit "
+                "(ulimit -n) leaves room for no more", fitted, cap)  # fmt: skip
+    return fitted
 
 
-def _progress(out: _Sender | None, request: protocol.Request) -> Any:
+def _progress(out: Sender | None, request: protocol.Request) -> Any:
     """A ``progress(done, total)`` sending notifications for ``request``, when it asked for
     them (``"_meta": {"progress": true}``) and expects a response; else None."""
     meta = request.params.get(META)

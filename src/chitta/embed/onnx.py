@@ -68,6 +68,9 @@ class OnnxEmbedder:
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
         )
         self._inputs = {i.name for i in self._session.get_inputs()}
+        # A run with these options hands the memory arena's growth back (release_memory).
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         output = self._session.get_outputs()[0]
         self._per_token = len(output.shape) == 3
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
@@ -77,6 +80,7 @@ class OnnxEmbedder:
         if not isinstance(dim, int):
             dim = int(self._run([self._tokenizer.encode("dimension probe")]).shape[1])
         self._identity = ModelIdentity(name=name, dim=int(dim), hash=digest)
+        self._probe = self._feeds([self._tokenizer.encode("probe")])[0]
         # onnxruntime sessions are thread-safe for run(); the tokenizer is not documented so.
         self._tok_lock = threading.Lock()
 
@@ -97,7 +101,25 @@ class OnnxEmbedder:
         truncated = tuple(bool(e.overflowing) for e in encodings)
         return Embedding(out, truncated)
 
+    def release_memory(self) -> None:
+        """Hand back what onnxruntime's memory arena grew to for long or concurrent runs
+        (it keeps its high-water mark otherwise: about 10 MB per concurrent long text): one
+        tiny run that shrinks it afterwards. For a process gone quiet (the daemon)."""
+        self._session.run(None, self._probe, self._shrink)
+
     def _run(self, encodings: list) -> np.ndarray:
+        feeds, mask = self._feeds(encodings)
+        hidden = self._session.run(None, feeds)[0]
+        if self._per_token:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        else:
+            pooled = hidden
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def _feeds(self, encodings: list) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """The model's inputs for ``encodings``, padded to the longest; and the mask."""
         width = max(len(e.ids) for e in encodings)
         n = len(encodings)
         ids = np.zeros((n, width), dtype=np.int64)
@@ -109,12 +131,4 @@ class OnnxEmbedder:
             mask[row, :k] = enc.attention_mask
             types[row, :k] = enc.type_ids
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feeds = {k: v for k, v in feeds.items() if k in self._inputs}
-        hidden = self._session.run(None, feeds)[0]
-        if self._per_token:
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-        else:
-            pooled = hidden
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return {k: v for k, v in feeds.items() if k in self._inputs}, mask

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chitta import files
 from chitta.errors import BadConfig
 
 
@@ -57,14 +58,18 @@ def backup_path(path: Path) -> Path:
 
 def write_object(path: Path, data: dict[str, Any]) -> Path | None:
     """Replace ``path`` with ``data`` (see the module docstring); the backup made, if any."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    files.private_dir(path.parent)
     backup = None
     if path.exists():
         backup = backup_path(path)
-        shutil.copy2(path, backup)
+        # The copy is owner-only whatever the file's mode: settings can hold secrets (env).
+        with path.open("rb") as src, os.fdopen(files.open_private(backup), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        shutil.copystat(path, backup)  # its times, as copy2 kept them ...
+        os.chmod(backup, files.FILE_MODE)  # ... but not its bits
     tmp = path.with_name(f".{path.name}.chitta-tmp")
-    # Owner-only while written, then the old file's mode: settings can hold secrets (env).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # Owner-only while written, then the old file's mode (the user's own choice for it).
+    fd = files.open_private(tmp)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

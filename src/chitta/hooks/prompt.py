@@ -21,9 +21,10 @@ from chitta.hooks.render import TAG, Merge, merge, summary
 from chitta.hooks.run import HookRun
 from chitta.recall.gate import is_terse_negation
 
-#: The most prompt text sent as the query: the embedder reads 256 tokens, and keyword terms
-#: beyond this say little more.
-MAX_QUERY_CHARS = 2000
+# The most prompt text sent as the query is recall's limit on a query: a hook cuts a longer
+# prompt there rather than be refused (it never fails the user's turn).
+from chitta.validate import MAX_QUERY_CHARS, scrub_text
+
 EVENT = "UserPromptSubmit"
 #: The band stated as a fact about the store (never as an instruction to the model).
 BAND_FACTS = {"KNOWN": "this store holds memories on this",
@@ -57,8 +58,9 @@ def prompt_hook(run: HookRun) -> str:
         raise InputError("the hook input has no 'prompt' text (is this UserPromptSubmit?)")
     if not prompt.strip():
         return ""
-    ask = Ask(query=prompt.strip()[:MAX_QUERY_CHARS], realm=run.realm, session=run.session,
-              now_s=run.now_s)  # fmt: skip
+    # A lone surrogate (JSON's "\\ud800" in the event) would get the query refused.
+    query = scrub_text(prompt.strip()[:MAX_QUERY_CHARS])
+    ask = Ask(query=query, realm=run.realm, session=run.session, now_s=run.now_s)
     calls = lane_calls(ask, topics=not is_terse_negation(ask.query))
     if ask.session:
         calls.append(Call("shown", "session_shown", {"session": ask.session}))

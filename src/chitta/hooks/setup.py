@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chitta import files
 from chitta.hooks.install import merge_hooks, remove_hooks
 from chitta.hooks.jsonfile import object_at, read_object, write_object
 from chitta.scope import git_root
@@ -128,7 +129,7 @@ def apply(changes: Sequence[FileChange]) -> list[Path | None]:
     """Write each changed file (backed up, atomically); the backups made, one per change."""
     for change in changes:  # a folder that cannot be made fails before any file is written
         if change.content is not None:
-            change.path.parent.mkdir(parents=True, exist_ok=True)
+            files.private_dir(change.path.parent)  # 0700 where chitta makes it
     return [
         write_object(change.path, change.content) if change.content is not None else None
         for change in changes

@@ -33,7 +33,7 @@ from chitta import __version__, spool
 from chitta.config import Settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
-from chitta.errors import ChittaError, DaemonStarting, DaemonUnavailable
+from chitta.errors import ChittaError, DaemonBusy, DaemonStarting, DaemonUnavailable
 from chitta.mcp.reply import lean, now_ms
 from chitta.ops import OPERATIONS, Operation, check_params, given
 from chitta.ops.spec import with_realm
@@ -72,6 +72,8 @@ class Forwarder:
         try:
             try:
                 client = DaemonClient(self.settings.socket_path)
+            except DaemonBusy:
+                raise  # it runs: there is nothing to start (answered as the error below)
             except DaemonUnavailable:
                 # Only a failed connect is retried: a write may have landed before a drop.
                 if method not in spool.SPOOLABLE:

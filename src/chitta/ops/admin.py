@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.errors import BadArgument, ImportFormatError
+from chitta.files import write_private
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.validate import MAX_PATH_CHARS, MAX_SCOPE_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
+    from chitta.config import Settings
 
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -22,23 +23,6 @@ def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     # The spool: writes that waited for a daemon (chitta/spool.py); 0 normally.
     queued = spool.status(spool.spool_path(chitta.store.path), chitta.store)
     return {"exists": True, **chitta.status(), "spool": queued}
-
-
-def write_private(path: Path, write: Any) -> Any:
-    """Call ``write(fh)`` on a new owner-only file that replaces ``path`` when it is complete
-    (a crash or an error leaves the old file, or none); what ``write`` returned."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            done = write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return done
 
 
 def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -50,10 +34,8 @@ def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         path = file_path(ctx, p["path"], "path")
         if path.is_dir():
             raise BadArgument(f"{path} is a folder; name a file to export to")
-        try:
-            counts = write_private(path, lambda fh: export_jsonl(chitta, fh, **options))
-        except OSError as exc:
-            raise BadArgument(f"cannot write {path}: {exc.strerror or exc}") from None
+        # Owner-only and whole or not at all; a full disk is a WriteFailed naming the file.
+        counts = write_private(path, lambda fh: export_jsonl(chitta, fh, **options))
         return {"counts": counts, "path": str(path)}
     out = io.StringIO()
     counts = export_jsonl(chitta, out, **options)
@@ -81,7 +63,9 @@ def _import(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         ctx.report(done, total)
 
     try:
-        with path.open(encoding="utf-8", errors="replace", newline="\n") as fh:
+        # Bytes, not text: each line is decoded on its own, so that one that is not UTF-8 is
+        # a bad line (the importer says so) rather than silently rewritten with U+FFFD.
+        with path.open("rb") as fh:
             report = import_jsonl(chitta, fh, into=p.get("into"), progress=advance)
     except OSError as exc:
         raise ImportFormatError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -97,8 +81,23 @@ def _backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 def _restore_backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     path = file_path(ctx, p["path"], "path")
-    saved = chitta.restore_backup(path)
-    return {"path": str(path), "saved": str(saved)}
+    return _restored(path, chitta.restore_backup(path))
+
+
+def _restore_backup_offline(settings: Settings, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.api import restore_backup_offline
+
+    path = file_path(ctx, p["path"], "path")
+    return _restored(path, restore_backup_offline(path, settings))
+
+
+def _restored(path: Path, saved: Path | None) -> dict[str, Any]:
+    """The reply of a restore: the backup, where the old store's files went (None: there was
+    no store) and whether they were damaged."""
+    from chitta.store.restore import DAMAGED
+
+    damaged = saved is not None and f".{DAMAGED}-" in saved.name
+    return {"path": str(path), "saved": None if saved is None else str(saved), "damaged": damaged}
 
 
 def _reembed(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -107,6 +106,10 @@ def _reembed(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 PATH_HELP = "A file path (absolute when sent to the daemon)."
+#: Import's JSONL text: as long as one request to the daemon may be (daemon/protocol.py
+#: MAX_REQUEST_BYTES; ops is below the daemon, so it is not imported from there). Its lines
+#: are checked one by one, each at most transfer/importer.py MAX_LINE_BYTES.
+MAX_JSONL_CHARS = 4 * 1024 * 1024
 
 STATUS = Operation(
     "memory_status",
@@ -119,7 +122,13 @@ EXPORT = Operation(
     "export_memories",
     "Write memories, episodes, triplets and entity aliases as JSONL.",
     (
-        Param("realm", "text", "Only this realm (default: all).", short="-r"),
+        Param(
+            "realm",
+            "text",
+            "Only this realm (default: all).",
+            short="-r",
+            max_length=MAX_SCOPE_CHARS,
+        ),
         Param(
             "embeddings", "flag", "Include vectors (base64 float32).", default=False, mcp=False
         ),  # kilobytes of base64 per memory: not for a model's context
@@ -131,6 +140,7 @@ EXPORT = Operation(
             flag="--output",
             short="-o",
             mcp=False,
+            max_length=MAX_PATH_CHARS,
         ),
     ),  # fmt: skip
     _export,
@@ -140,14 +150,28 @@ IMPORT = Operation(
     "import_memories",
     "Read a JSONL export (PATH, or - for stdin); bad lines are reported and skipped.",
     (
-        Param("jsonl", "text", "JSONL, as export_memories gives it.", cli=False),
-        Param("path", "text", "The file to read. " + PATH_HELP, positional=True, mcp=False),
+        Param(
+            "jsonl",
+            "text",
+            "JSONL, as export_memories gives it.",
+            cli=False,
+            max_length=MAX_JSONL_CHARS,
+        ),
+        Param(
+            "path",
+            "text",
+            "The file to read. " + PATH_HELP,
+            positional=True,
+            mcp=False,
+            max_length=MAX_PATH_CHARS,
+        ),
         Param(
             "into",
             "text",
             "Into this realm, under new ids.",
             short="-r",
             aliases=("--realm",),
+            max_length=MAX_SCOPE_CHARS,
         ),
     ),  # fmt: skip
     _import,
@@ -161,21 +185,35 @@ BACKUP = Operation(
     "backup",
     "Copy the live store to PATH (SQLite online backup).",
     (
-        Param("path", "text", "Where the copy goes. " + PATH_HELP, required=True, positional=True),
+        Param(
+            "path",
+            "text",
+            "Where the copy goes. " + PATH_HELP,
+            required=True,
+            positional=True,
+            max_length=MAX_PATH_CHARS,
+        ),
     ),  # fmt: skip
     _backup,
 )
 RESTORE_BACKUP = Operation(
     "restore_backup",
-    "Replace the store's contents with the backup at PATH (the old contents are kept).",
+    "Replace the store with the backup at PATH, also a damaged store (the backup is checked; "
+    "the old store is kept beside it).",
     (
         Param(
-            "path", "text", "The backup to restore. " + PATH_HELP, required=True, positional=True
+            "path",
+            "text",
+            "The backup to restore. " + PATH_HELP,
+            required=True,
+            positional=True,
+            max_length=MAX_PATH_CHARS,
         ),
     ),  # fmt: skip
     _restore_backup,
     writes=True,
     long=True,
+    offline=_restore_backup_offline,
 )
 REEMBED = Operation(
     "reembed",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from chitta.errors import BadArgument
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.validate import MAX_PATH_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -116,9 +117,14 @@ CALIBRATE = Operation(
             "answer).",
             positional=True,
             mcp=False,
+            max_length=MAX_PATH_CHARS,
         ),
         Param(
-            "from_run", "text", "Fit from a `chitta bench abstain` results file instead.", mcp=False
+            "from_run",
+            "text",
+            "Fit from a `chitta bench abstain` results file instead.",
+            mcp=False,
+            max_length=MAX_PATH_CHARS,
         ),
         Param(
             "threshold",
@@ -126,6 +132,8 @@ CALIBRATE = Operation(
             "The KNOWN/UNKNOWN threshold on the calibrated value "
             "(default: chosen from unanswerable queries when there are some, else the "
             "default fit's).",
+            minimum=0,
+            maximum=1,
         ),
         Param(
             "display_only",

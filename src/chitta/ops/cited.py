@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from chitta.cited.settings import MAX_LIMIT
 from chitta.ops.common import file_path
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.validate import MAX_PATH_CHARS, MAX_QUERY_CHARS, MAX_SCOPE_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -27,7 +28,14 @@ CITED_RECALL = Operation(
     "Answer QUERY from several memory sources with numbered citations, or abstain and say "
     "why (still listing what was found).",
     (
-        Param("query", "text", "The question, in plain words.", required=True, positional=True),
+        Param(
+            "query",
+            "text",
+            "The question, in plain words.",
+            required=True,
+            positional=True,
+            max_length=MAX_QUERY_CHARS,
+        ),
         Param(
             "limit",
             "int",
@@ -42,6 +50,7 @@ CITED_RECALL = Operation(
             "Realm; default: the workspace's.",
             cli=False,
             realm=True,
+            max_length=MAX_SCOPE_CHARS,
         ),
         Param(
             "realms",
@@ -52,6 +61,8 @@ CITED_RECALL = Operation(
             short="-r",
             realm=True,
             mcp=False,
+            max_length=MAX_SCOPE_CHARS,
+            max_items=32,
         ),
         Param(
             "config",
@@ -59,6 +70,7 @@ CITED_RECALL = Operation(
             "The sources and rules, a cited.toml (default: "
             "$CHITTA_HOME/cited.toml). An absolute path through the daemon.",
             mcp=False,
+            max_length=MAX_PATH_CHARS,
         ),
     ),  # fmt: skip
     _cited_recall,

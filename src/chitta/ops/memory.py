@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from chitta.config import MAX_CONTENT_CHARS
+from chitta.errors import ContentTooLong
 from chitta.ops.common import (
     AGENT,
     CHANNEL,
     LIMIT,
     MEMORY_ID,
+    QUERY,
     REALM,
     SESSION,
     STRATEGY,
@@ -22,6 +25,14 @@ from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
 from chitta.recall.reconstruct import DEFAULT_BUDGET
 from chitta.store.kinds import Kind
 from chitta.store.records import ROLES
+from chitta.validate import (
+    MAX_ID_CHARS,
+    MAX_PATH_CHARS,
+    MAX_SESSION_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    MAX_WORD_CHARS,
+)
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -95,8 +106,6 @@ def _decay(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     return {"decayed": chitta.decay()}
 
 
-QUERY = Param("query", "text", "What you want to know.", required=True,
-              positional=True)  # fmt: skip
 SCOPE = (REALM, AGENT, CHANNEL)
 
 REMEMBER = Operation(
@@ -110,6 +119,8 @@ REMEMBER = Operation(
             cli_help="The memory: one fact, decision, lesson or preference.",
             required=True,
             positional=True,
+            max_length=MAX_CONTENT_CHARS,
+            too_large=ContentTooLong,
         ),
         Param(
             "kind",
@@ -117,6 +128,7 @@ REMEMBER = Operation(
             "Its kind (default insight).",
             short="-k",
             enum=KINDS,
+            max_length=MAX_WORD_CHARS,
             cli_help=f"One of: {KINDS_HELP} (default insight).",
         ),
         REALM,
@@ -128,6 +140,8 @@ REMEMBER = Operation(
             'Tags, e.g. ["storage"].',
             short="-t",
             cli_help="Tags: a list, or comma-separated (storage,decision).",
+            max_length=MAX_TAG_CHARS,
+            max_items=MAX_TAGS,
         ),
         Param(
             "event_time",
@@ -135,7 +149,7 @@ REMEMBER = Operation(
             "When it happened (ISO 8601).",
             cli_help="When it happened (ISO 8601), if not now.",
         ),
-        Param("supersedes", "text", "Id of the memory it replaces."),
+        Param("supersedes", "text", "Id of the memory it replaces.", max_length=MAX_ID_CHARS),
         Param(
             "confidence",
             "number",
@@ -144,11 +158,26 @@ REMEMBER = Operation(
             maximum=1,
             mcp=False,  # evidence comes through strengthen and weaken
         ),
-        Param("session", "text", "Source: the session it came from.", mcp=False),
-        Param("file", "text", "Source: the file it is about.", mcp=False),
-        Param("url", "text", "Source: the URL it came from.", mcp=False),
+        Param(
+            "session",
+            "text",
+            "Source: the session it came from.",
+            mcp=False,
+            max_length=MAX_SESSION_CHARS,
+        ),
+        Param(
+            "file", "text", "Source: the file it is about.", mcp=False, max_length=MAX_PATH_CHARS
+        ),
+        Param("url", "text", "Source: the URL it came from.", mcp=False, max_length=MAX_PATH_CHARS),
         # The Stop hook's provenance of a turn; scoring ranks the assistant's own text lower.
-        Param("role", "text", "Source: who said it in the session.", choices=ROLES, mcp=False),
+        Param(
+            "role",
+            "text",
+            "Source: who said it in the session.",
+            choices=ROLES,
+            mcp=False,
+            max_length=MAX_WORD_CHARS,
+        ),
     ),  # fmt: skip
     _remember,
     writes=True,
@@ -171,9 +200,18 @@ RECALL = Operation(
             "list",
             f"Lanes or stages to switch off: {', '.join(sorted(KNOWN_LANES | KNOWN_STAGES))}.",
             mcp=False,  # a benchmark's knob, not an agent's
+            max_length=MAX_WORD_CHARS,
+            max_items=32,
         ),
         # A benchmark's knob, not an agent's; the CLI and the daemon take it.
-        Param("fusion", "text", "Fusion (default: the strategy's).", choices=FUSIONS, mcp=False),
+        Param(
+            "fusion",
+            "text",
+            "Fusion (default: the strategy's).",
+            choices=FUSIONS,
+            mcp=False,
+            max_length=MAX_WORD_CHARS,
+        ),
         Param("cross_realm", "flag", "Also search the other realms.", default=False),
         # The old spelling of ablate=["hdc"], kept so that scripts still run.
         Param(
@@ -261,13 +299,21 @@ SUPERSEDE = Operation(
     "supersede",
     "Record that NEW_ID replaces OLD_ID (recall then shows only the new one).",
     (
-        Param("old_id", "text", "The memory that is replaced.", required=True, positional=True),
+        Param(
+            "old_id",
+            "text",
+            "The memory that is replaced.",
+            required=True,
+            positional=True,
+            max_length=MAX_ID_CHARS,
+        ),
         Param(
             "new_id",
             "text",
             "The memory that replaces it (same realm).",
             required=True,
             positional=True,
+            max_length=MAX_ID_CHARS,
         ),
     ),  # fmt: skip
     _supersede,

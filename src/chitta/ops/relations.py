@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.ops.common import DATE_HELP, REALM
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.relations.names import MAX_ENTITY_CHARS, MAX_PREDICATE_CHARS
+from chitta.validate import MAX_ID_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -16,6 +18,8 @@ PREDICATE_CLI_HELP = (
     "spaces and hyphens do not matter (Lives In = lives_in)."
 )
 ENTITY = "Entity name, any case."
+NAME = {"max_length": MAX_ENTITY_CHARS}
+ID = {"max_length": MAX_ID_CHARS}
 
 
 def _add(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -71,7 +75,7 @@ ADD = Operation(
     "Store the edge SUBJECT -[PREDICATE]-> OBJECT and print its id (an equal current edge "
     "is not stored twice).",
     (
-        Param("subject", "text", ENTITY, required=True, positional=True),
+        Param("subject", "text", ENTITY, required=True, positional=True, **NAME),
         Param(
             "predicate",
             "text",
@@ -79,13 +83,16 @@ ADD = Operation(
             required=True,
             positional=True,
             cli_help=PREDICATE_CLI_HELP,
+            max_length=MAX_PREDICATE_CHARS,
         ),
-        Param("object", "text", ENTITY, required=True, positional=True),
+        Param("object", "text", ENTITY, required=True, positional=True, **NAME),
         Param(
             "weight",
             "number",
             "How strongly it holds, in (0, 1].",
             default=1,
+            minimum=0,
+            maximum=1,
             short="-w",
             mcp=False,
         ),
@@ -95,7 +102,7 @@ ADD = Operation(
             "Since when it holds (ISO 8601).",
             cli_help=f"When the edge began to hold (default now); {DATE_HELP}.",
         ),
-        Param("source_memory", "text", "Id of the memory stating it."),
+        Param("source_memory", "text", "Id of the memory stating it.", **ID),
         REALM,
     ),  # fmt: skip
     _add,
@@ -116,6 +123,7 @@ INVALIDATE = Operation(
             "The edge's id (from add_triplet or find_triplets).",
             required=True,
             positional=True,
+            **ID,
         ),
         Param(
             "at",
@@ -132,9 +140,17 @@ FIND = Operation(
     "find_triplets",
     "List the edges that hold now (or at --as-of), newest first.",
     (
-        Param("subject", "text", "Only edges from this entity (or its aliases).", short="-s"),
-        Param("predicate", "text", "Only edges over this predicate.", short="-p"),
-        Param("object", "text", "Only edges to this entity (or its aliases).", short="-o"),
+        Param(
+            "subject", "text", "Only edges from this entity (or its aliases).", short="-s", **NAME
+        ),
+        Param(
+            "predicate",
+            "text",
+            "Only edges over this predicate.",
+            short="-p",
+            max_length=MAX_PREDICATE_CHARS,
+        ),
+        Param("object", "text", "Only edges to this entity (or its aliases).", short="-o", **NAME),
         REALM,
         Param(
             "as_of",
@@ -165,13 +181,14 @@ ALIAS = Operation(
     "alias_entity",
     "Make ALIAS name the same entity as CANONICAL (edges under either answer for both).",
     (
-        Param("alias", "text", "Another name, e.g. NYC.", required=True, positional=True),
+        Param("alias", "text", "Another name, e.g. NYC.", required=True, positional=True, **NAME),
         Param(
             "canonical",
             "text",
             "The entity it names, e.g. New York.",
             required=True,
             positional=True,
+            **NAME,
         ),
         REALM,
     ),  # fmt: skip
@@ -183,7 +200,7 @@ ALIAS = Operation(
 UNALIAS = Operation(
     "remove_alias",
     "Forget the alias ALIAS; edges stored under it stay, under its own name.",
-    (Param("alias", "text", "The alias to forget.", required=True, positional=True), REALM),
+    (Param("alias", "text", "The alias to forget.", required=True, positional=True, **NAME), REALM),
     _unalias,
     writes=True,
 )
@@ -198,9 +215,9 @@ ANALOGY = Operation(
     "A is to B as C is to what? Answered from the stored triplets only, or an abstention "
     "that says which part is missing.",
     (
-        Param("a", "text", ENTITY, required=True, positional=True),
-        Param("b", "text", ENTITY, required=True, positional=True),
-        Param("c", "text", ENTITY, required=True, positional=True),
+        Param("a", "text", ENTITY, required=True, positional=True, **NAME),
+        Param("b", "text", ENTITY, required=True, positional=True, **NAME),
+        Param("c", "text", ENTITY, required=True, positional=True, **NAME),
         REALM,
         Param(
             "as_of",

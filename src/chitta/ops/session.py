@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from chitta.ops.spec import Context, Operation, Param, Params
+from chitta.recall.shown import MAX_IDS
+from chitta.validate import MAX_ID_CHARS, MAX_SESSION_CHARS
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -27,8 +29,15 @@ SESSION_SHOWN = Operation(
             "The agent session (Claude Code's session_id).",
             required=True,
             positional=True,
+            max_length=MAX_SESSION_CHARS,
         ),
-        Param("add", "list", "Memory ids just put into the session's context."),
+        Param(
+            "add",
+            "list",
+            "Memory ids just put into the session's context.",
+            max_length=MAX_ID_CHARS,
+            max_items=MAX_IDS,
+        ),
         Param(
             "forget",
             "flag",

@@ -9,15 +9,17 @@ call is refused the same way — the same error class, code and exit code — ev
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chitta.errors import BadArgument
+from chitta import validate
+from chitta.errors import BadArgument, TooLarge
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
+    from chitta.config import Settings
 
 Params = Mapping[str, Any]
 
@@ -43,6 +45,19 @@ _JSON_SCHEMA: Mapping[str, dict[str, Any]] = {
     "tags": {"type": "array", "items": {"type": "string"}},
     "when": {"type": "string"},
 }
+#: The size limits of a parameter that declares none: each text's characters (a list's items,
+#: every key and value of an object), and a list's items (an object's values in all).
+LENGTHS: Mapping[str, int] = {"text": validate.MAX_TEXT_CHARS, "when": validate.MAX_WORD_CHARS,
+                              "tags": validate.MAX_TAG_CHARS, "list": validate.MAX_WORD_CHARS,
+                              "object": validate.MAX_WORD_CHARS}  # fmt: skip
+ITEMS: Mapping[str, int] = {"tags": validate.MAX_TAGS, "list": 32, "object": 32}
+#: The schema states a text's limit from this many characters on: free text (a query, a
+#: memory, JSONL). A name's or an id's (a few hundred characters, far beyond what one holds)
+#: would cost every MCP request its characters, the tool list going with each; the checks
+#: refuse an over-long one by name all the same. A list's limits are always stated.
+SCHEMA_LENGTH_FROM = validate.MAX_QUERY_CHARS
+#: The whole numbers SQLite stores (a 64-bit signed integer).
+INT64 = (-(2**63), 2**63 - 1)
 _WORDS = {"text": "text", "int": "a whole number", "number": "a number", "flag": "true or false",
           "list": "a list of text", "object": "an object", "tags": "text or a list of text",
           "when": "an ISO 8601 time or epoch milliseconds"}  # fmt: skip
@@ -60,6 +75,13 @@ class Param:
     ``flag`` and ``short`` name its CLI option when the name alone would not do, and
     ``positional`` makes it a CLI argument. ``realm`` marks the scope parameter that the
     realm rule (chitta/scope.py) fills when a caller leaves it out.
+
+    ``max_length`` is the most characters of a text (of each item of a list, of every key
+    and value of an object; ``tags`` as one string has room for ``max_items`` tags and
+    their commas), ``max_items`` the most items of a list (values of an object, in all);
+    left out, the type's default (:data:`LENGTHS`, :data:`ITEMS`). A value over either is
+    refused as ``too_large`` — :class:`~chitta.errors.TooLarge`, or the subclass
+    ``too_large`` names (content's is ContentTooLong) — whatever edge it came through.
     """
 
     name: str
@@ -81,6 +103,15 @@ class Param:
     realm: bool = False
     hidden: bool = False  # on the CLI but left out of its help (an old spelling)
     cli_help: str | None = None  # the CLI's help when it differs (a --no-<name> switch)
+    max_length: int | None = None
+    max_items: int | None = None
+    too_large: type[TooLarge] = TooLarge
+
+    def __post_init__(self) -> None:
+        if self.max_length is None and self.type in LENGTHS:
+            object.__setattr__(self, "max_length", LENGTHS[self.type])
+        if self.max_items is None and self.type in ITEMS:
+            object.__setattr__(self, "max_items", ITEMS[self.type])
 
     @property
     def option(self) -> str:
@@ -98,6 +129,12 @@ class Param:
             out["minimum"] = _number(self.minimum)
         if self.maximum is not None:
             out["maximum"] = _number(self.maximum)
+        if self.max_length is not None and "enum" not in out:
+            if out.get("type") == "string" and self.max_length >= SCHEMA_LENGTH_FROM:
+                out["maxLength"] = self.max_length
+            elif out.get("type") == "array":
+                out["maxItems"] = self.max_items
+                out["items"] = {**out.get("items", {}), "maxLength": self.max_length}
         # A flag left out is false: saying so costs every request a few characters.
         if self.default is not None and self.default is not False:
             out["default"] = self.default
@@ -125,6 +162,8 @@ class Context:
 
 
 Run = Callable[["Chitta", Params, Context], dict[str, Any]]
+#: An operation run in the CLI's own process without opening the store (its settings instead).
+Offline = Callable[["Settings", Params, Context], dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +187,9 @@ class Operation:
     creates: bool = False
     #: More for the CLI's help, after the summary (a paragraph).
     detail: str = ""
+    #: Run this instead, with the store unopened, when the CLI runs the operation in its own
+    #: process (restore_backup: the store it replaces may be too damaged to open).
+    offline: Offline | None = None
     by_name: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -195,12 +237,22 @@ def check_params(op: Operation, params: Params, *, offered: str | None = None) -
 
 
 def check_value(p: Param, value: Any) -> None:
-    """Refuse a value of the wrong type, outside the choices or outside the range."""
+    """Refuse a value of the wrong type, over its size limits, holding text that is not
+    Unicode (a lone surrogate, which UTF-8 and so SQLite cannot hold) or a number that is not
+    finite or not a 64-bit whole number, outside the choices or outside the range.
+
+    The sizes come first, so that no later check (nor its message) reads a huge value."""
     allowed = TYPES[p.type]
     if isinstance(value, bool) and bool not in allowed:
         raise BadArgument(f"{p.name} must be {_WORDS[p.type]}, got true/false")
     if not isinstance(value, allowed):
         raise BadArgument(f"{p.name} must be {_WORDS[p.type]}, got {_json_type(value)}")
+    _check_size(p, value)
+    if isinstance(value, str):
+        _check_text(p.name, value, top=True)
+    elif isinstance(value, list | dict):
+        for leaf in _leaves(value, nested=p.type == "object"):
+            _check_leaf(p.name, leaf)
     if isinstance(value, float) and not math.isfinite(value):
         raise BadArgument(f"{p.name} must be a finite number, got {value}")
     if p.type == "list" and not all(isinstance(item, str) for item in value):
@@ -212,6 +264,70 @@ def check_value(p: Param, value: Any) -> None:
             raise BadArgument(f"{p.name} must be at least {p.minimum:g}, got {value}")
         if p.maximum is not None and value > p.maximum:
             raise BadArgument(f"{p.name} must be at most {p.maximum:g}, got {value}")
+        if isinstance(value, int) and not _int64(value):
+            raise BadArgument(f"{p.name} is outside the whole numbers chitta can store "
+                              "(-2^63 to 2^63-1)")  # fmt: skip
+
+
+def _check_size(p: Param, value: Any) -> None:
+    """Refuse a text, a list or an object over ``p``'s limits (``p.too_large``)."""
+    length, items = p.max_length, p.max_items
+    if isinstance(value, str) and length is not None:
+        if p.type == "tags" and items is not None:
+            length = items * (length + 1) - 1  # room for every tag and a comma between
+        if len(value) > length:
+            raise p.too_large(validate.too_long(p.name, len(value), length))
+    elif isinstance(value, list) and items is not None:
+        if len(value) > items:
+            raise p.too_large(f"{p.name} has {len(value):,} items; the limit is {items:,}")
+        for item in value:
+            if isinstance(item, str) and length is not None and len(item) > length:
+                raise p.too_large(f"an item of {p.name} is {len(item):,} characters; "
+                                  f"the limit is {length:,}")  # fmt: skip
+    elif isinstance(value, dict) and items is not None:
+        for count, leaf in enumerate(_leaves(value, nested=True), start=1):
+            if count > items:
+                raise p.too_large(f"{p.name} holds more than {items:,} values; "
+                                  f"the limit is {items:,}")  # fmt: skip
+            if isinstance(leaf, str) and length is not None and len(leaf) > length:
+                raise p.too_large(f"a text in {p.name} is {len(leaf):,} characters; "
+                                  f"the limit is {length:,}")  # fmt: skip
+
+
+def _leaves(value: list | dict, *, nested: bool) -> Iterator[Any]:
+    """The keys and values inside ``value`` (containers too), depth first; with
+    ``nested=False`` only its own items."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        children = [x for kv in node.items() for x in kv] if isinstance(node, dict) else node
+        for child in children:
+            yield child
+            if nested and isinstance(child, list | dict):
+                stack.append(child)
+
+
+def _check_leaf(name: str, value: Any) -> None:
+    if isinstance(value, str):
+        _check_text(name, value, top=False)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise BadArgument(f"{name} holds {value}: numbers must be finite")
+    elif isinstance(value, int) and not isinstance(value, bool) and not _int64(value):
+        raise BadArgument(f"{name} holds a whole number outside -2^63 to 2^63-1")
+
+
+def _int64(value: int) -> bool:
+    return INT64[0] <= value <= INT64[1]
+
+
+def _check_text(name: str, text: str, *, top: bool) -> None:
+    """Refuse text that UTF-8 cannot encode: a lone surrogate (JSON's "\\ud800", or bytes
+    that were not UTF-8 in a command line's arguments)."""
+    found = validate.SURROGATE.search(text)
+    if found is not None:
+        where = f" at character {found.start():,}" if top else ""
+        raise BadArgument(f"{name} is not Unicode text: a lone surrogate "
+                          f"(U+{ord(found.group()):04X}){where}")  # fmt: skip
 
 
 def _json_type(value: Any) -> str:

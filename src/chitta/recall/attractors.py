@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 MAX_ATTRACTORS = 10  # seed 001 max_attractors
 TTL_S = 300.0  # seed 001: attractors are cached for 5 minutes
+#: Realms cached at once per store; the one cached longest ago is dropped first (a request
+#: may name any realm, so the cache must not grow with the realms asked about).
+MAX_REALMS = 256
 #: Only the largest clusters are weighed (each costs a pass over its members' entities).
 CANDIDATES = 50
 #: A cluster needs this many members to attract anything.
@@ -119,8 +122,14 @@ class AttractorCache:
     """Attractors per (link index, realm), valid for ``ttl`` seconds or until a write reaches
     one of their clusters."""
 
-    def __init__(self, ttl: float = TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ttl: float = TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+        max_realms: int = MAX_REALMS,
+    ) -> None:
         self._ttl = ttl
+        self._max_realms = max_realms
         self._clock = clock
         self._cache: weakref.WeakKeyDictionary[LinkIndex, dict[str, _Entry]] = (
             weakref.WeakKeyDictionary()
@@ -143,5 +152,9 @@ class AttractorCache:
         writes = links.writes(realm, [a.entity for a in found])
         if links.generation(realm) == generation:  # no write raced the search: keep it
             with self._lock:
-                self._cache.setdefault(links, {})[realm] = _Entry(now, found, writes)
+                realms = self._cache.setdefault(links, {})
+                realms.pop(realm, None)  # re-cached: now the newest
+                realms[realm] = _Entry(now, found, writes)
+                while len(realms) > self._max_realms:
+                    del realms[next(iter(realms))]
         return found

@@ -20,6 +20,10 @@ MAX_SHOWN = 64
 MAX_QUERIES = 5
 #: How many of a recall's best hits count as shown to the session.
 SHOWN_PER_RECALL = 5
+#: Characters of a query's words kept as its topics (the first words; the hooks' queries are
+#: at most this long, so theirs are kept whole): the log's memory is bounded whatever the
+#: queries' length.
+MAX_TOPIC_CHARS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,5 +71,17 @@ class SessionLog:
             while len(self._sessions) > self._max:
                 self._sessions.popitem(last=False)
             session.shown.extend(shown[:SHOWN_PER_RECALL])
-            if terms:
-                session.queries.append(tuple(terms))
+            kept = _within(terms, MAX_TOPIC_CHARS)
+            if kept:
+                session.queries.append(kept)
+
+
+def _within(terms: Sequence[str], chars: int) -> tuple[str, ...]:
+    """The first of ``terms`` whose lengths add up to at most ``chars``."""
+    kept, used = [], 0
+    for term in terms:
+        used += len(term)
+        if used > chars:
+            break
+        kept.append(term)
+    return tuple(kept)

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 from usearch.index import Index
 
+from chitta import files
 from chitta.store.ann import CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH, RealmAnn
 from chitta.store.vectors import VectorIndex, build_threads
 
@@ -196,7 +197,7 @@ def save_graphs(index: VectorIndex, path: Path, model: dict) -> None:
     ).encode()
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = files.open_private(tmp)  # 0600 also over a killed save's leftover
         with os.fdopen(fd, "wb") as fh:
             fh.write(MAGIC + _PREFIX.pack(len(header), zlib.crc32(header)) + header)
             for blob in blobs:

@@ -7,6 +7,7 @@ from a newer chitta is refused rather than guessed at.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from chitta.errors import SchemaTooNew, StoreCorrupt
@@ -167,27 +168,43 @@ MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
 LATEST = len(MIGRATIONS)
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    """The schema version of an open file: 0 for an empty file."""
+def schema_version(conn: sqlite3.Connection, where: str = "the store") -> int:
+    """The schema version of an open file: 0 for an empty file. ``where`` names the file in
+    the errors: :class:`StoreCorrupt` for a file that is not a chitta store or records no
+    usable version."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not tables:
         return 0
     if "meta" not in tables:
-        raise StoreCorrupt("not a chitta store: the file has tables but no 'meta' table")
+        raise StoreCorrupt(f"{where} is not a chitta store: it has tables but no 'meta' table")
     row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
-        raise StoreCorrupt("not a chitta store: no schema_version in its 'meta' table")
-    return int(row[0])
-
-
-def migrate(conn: sqlite3.Connection, target: int = LATEST) -> tuple[int, int]:
-    """Bring ``conn``'s schema up to ``target``; returns (from, to)."""
-    start = schema_version(conn)
-    if start > LATEST:
-        raise SchemaTooNew(
-            f"store schema version {start} is newer than this chitta knows ({LATEST}); "
-            "upgrade chitta to open it"
+        raise StoreCorrupt(f"{where} is not a chitta store: no schema_version in its 'meta' table")
+    raw = row[0]
+    # Digits only: int() would also take " 3", "٣" or "+3", which no chitta ever wrote.
+    if not isinstance(raw, str | int) or not re.fullmatch(r"[0-9]+", str(raw)) or int(raw) < 1:
+        raise StoreCorrupt(
+            f"{where} is damaged: its schema_version {raw!r} (in the 'meta' table) is not a "
+            f"schema version (this chitta knows 1 to {LATEST})"
         )
+    return int(raw)
+
+
+def check_known(version: int, where: str = "the store") -> None:
+    """Refuse a schema version from a newer chitta than this one."""
+    if version > LATEST:
+        raise SchemaTooNew(
+            f"{where} was made by a newer chitta (schema version {version}; this chitta knows "
+            f"up to {LATEST}): upgrade chitta to open it"
+        )
+
+
+def migrate(
+    conn: sqlite3.Connection, target: int = LATEST, where: str = "the store"
+) -> tuple[int, int]:
+    """Bring ``conn``'s schema up to ``target``; returns (from, to)."""
+    start = schema_version(conn, where)
+    check_known(start, where)
     # V5 fills triplet keys with the functions new writes use.
     conn.create_function("chitta_entity_key", 1, entity_key, deterministic=True)
     conn.create_function("chitta_predicate_key", 1, predicate_key, deterministic=True)

@@ -8,8 +8,10 @@ before the call returns, so an acknowledged write survives a crash of the proces
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
 import os
 import sqlite3
 import threading
@@ -22,16 +24,27 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from chitta import files
 from chitta.embed.base import ModelIdentity
 from chitta.errors import (
     MemoryNotFound,
     ModelMismatch,
-    SchemaTooNew,
     StoreCorrupt,
     StoreError,
+    StoreFull,
     StoreMissing,
+    StoreReadOnly,
 )
-from chitta.store import access, ann_sidecar, keywords, migrations
+from chitta.store import (
+    access,
+    ann_sidecar,
+    connect,
+    faults,
+    keywords,
+    migrations,
+    restore,
+    shape,
+)
 from chitta.store import triplets as triplet_table
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.confidence import Confidence
@@ -43,6 +56,12 @@ from chitta.store.records import Alias, Episode, Memory, Scope, Source, Triplet
 from chitta.store.sparse import SparseIndex, coder_for
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
+
+log = logging.getLogger(__name__)
+
+#: SQLite's primary result codes for a copy that could not be written (not a bad store).
+_WRITE_ERRORS = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+                           sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM})  # fmt: skip
 
 _MEMORY_COLUMNS = (
     "id, kind, content, realm, agent_id, channel, tags, source, created_at, updated_at, "
@@ -150,6 +169,23 @@ def _whole(write: Callable[..., T]) -> Callable[..., T]:
     return locked
 
 
+def _reads(read: Callable[..., T]) -> Callable[..., T]:
+    """Raise the file's failures in a read that uses the store's connection directly (an
+    index built from the file, the access history) as the store's errors, as _query does."""
+
+    @functools.wraps(read)
+    def mapped(self: Store, *args: Any, **kwargs: Any) -> T:
+        try:
+            return read(self, *args, **kwargs)
+        except (sqlite3.Error, OSError) as exc:
+            error = faults.store_error(exc, self.path, "the read")
+            if error is None:
+                raise
+            raise error from exc
+
+    return mapped
+
+
 class Store:
     """One chitta store file, owned by this process while open."""
 
@@ -164,17 +200,24 @@ class Store:
     ) -> None:
         self.path = Path(path)
         self.hnsw_min = hnsw_min  # live vectors a realm needs for an HNSW graph; 0: never
+        #: Why this store cannot be written, when it cannot (a read-only file system, a
+        #: full disk at open): reads work, writes are refused with the reason. None: writable.
+        self.read_only: str | None = None
+        self._refuse: Callable[[str], StoreError] = lambda doing: faults.read_only(self.path)
+        # (set with read_only: the error a write gets, given what it was doing)
         if not self.path.exists():
             if not create:
                 raise StoreMissing(
                     f"no store at {self.path}; `chitta remember` creates one, or check "
                     "CHITTA_HOME and --store"
                 )
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # Owner-only from the first byte: memories may hold secrets by accident.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            with faults.mapped(self.path, "creating it", reads=False):
+                files.private_dir(self.path.parent)
+        for suffix in ("", "-wal", "-shm"):  # a store copied in with wider bits becomes 0600
+            files.tighten(self.path.with_name(self.path.name + suffix))
         self._lock = InstanceLock(self.path)
-        self._lock.acquire()
+        with faults.mapped(self.path, "opening it"):
+            writable = self._lock.acquire()
         self._mutex = threading.RLock()
         self._readers = threading.local()  # each thread's read connection (_reader)
         # Every reader with the thread it belongs to, so a dead thread's can be closed.
@@ -187,7 +230,7 @@ class Store:
         self._corrections: CorrectionIndex | None = None
         self._keyword_rows = keywords.RowTable()  # the keyword search's per-realm statistics
         try:
-            self._conn = self._connect()
+            self._conn = self._connect(writable)
         except BaseException:
             self._lock.release()
             raise
@@ -195,23 +238,69 @@ class Store:
             self._write_access, self._mutex, every=access_every, seconds=access_seconds
         )
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
+    def _connect(self, writable: bool) -> sqlite3.Connection:
+        """The store's connection: for writing when it can be written, else read-only (and
+        ``read_only`` says why). A missing file is made (the lock is held by now)."""
+        if not self.path.exists():
+            with faults.mapped(self.path, "creating it", reads=False):
+                connect.create(self.path)
+        elif problem := self._shape_problem():
+            raise StoreCorrupt(
+                f"the store {self.path} is not a chitta store: {problem}; {faults.RESTORE_HINT}"
+                ", or move it away to start a new store"
+            )
+        why = "" if writable else self._lock.refused or "its lock file cannot be written"
+        if writable and not all(os.access(p, os.W_OK) for p in (self.path, self.path.parent)):
+            why = "its file or folder cannot be written"
+        if not why:
+            try:
+                return connect.open_writer(self.path)
+            except StoreFull:
+                # Too full even to make the -shm file: read it as it is (connect.py says why
+                # that is safe), and take writes again once there is room (_writable).
+                self.read_only = "the disk is full"
+                self._refuse = lambda doing: faults.full(self.path, doing)
+        else:
+            self.read_only = why
+            self._refuse = lambda doing: faults.read_only(self.path, why, doing)
+        conn = connect.open_read_only(self.path)
         try:
-            # Refuse a foreign file before the WAL pragma rewrites its header.
-            migrations.schema_version(conn)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            migrations.migrate(conn)
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreCorrupt(f"{self.path} is not a readable chitta store: {exc}") from exc
+            version = connect.version_of(conn, self.path)
         except BaseException:
             conn.close()
             raise
+        if version < migrations.LATEST:
+            conn.close()
+            raise self._refuse(
+                f"the upgrade of its schema (version {version} to {migrations.LATEST}) that "
+                "this chitta needs before it can read it"
+            )
         return conn
+
+    def _shape_problem(self) -> str | None:
+        try:
+            return shape.problem(self.path)
+        except OSError as exc:  # not even readable: no mode or mount lets chitta in
+            raise StoreError(f"the store {self.path} cannot be read: {exc.strerror}") from exc
+
+    def _writable(self, doing: str = "") -> None:
+        """Make sure the store can take a write; the reason as its error when it cannot.
+
+        A store opened read-only tries to open for writing again first: the disk may have
+        room by now, the folder may be writable. Call with the store's lock held."""
+        if self.read_only is None:
+            return
+        try:
+            if not self._lock.acquire():
+                raise self._refuse(doing)
+            conn = connect.open_writer(self.path)
+        except (StoreError, OSError) as exc:
+            raise self._refuse(doing) from exc
+        # Every read of a read-only store went through this connection under the lock (see
+        # _query): nobody else holds it.
+        self._conn.close()
+        self._conn = conn
+        self.read_only = None
 
     # --- lifetime ------------------------------------------------------------------------------
 
@@ -220,10 +309,16 @@ class Store:
         the instance lock — the last two even when one of the first two fails."""
         try:
             if self._conn is not None:
-                self._access.close()  # the buffered access history, before the file goes
+                try:
+                    self._access.close()  # the buffered access history, before the file goes
+                except (StoreFull, StoreReadOnly) as exc:
+                    # Never acknowledged to anyone: losing the batch costs recall a little.
+                    log.warning("the access history of this session was not saved: %s",
+                                exc.code)  # fmt: skip
             with self._mutex:
                 vectors = self._vectors
-                if vectors is not None and vectors.needs_save() and self._conn is not None:
+                writable = self._conn is not None and self.read_only is None
+                if vectors is not None and vectors.needs_save() and writable:
                     self._save_graphs()
         finally:
             with self._mutex:
@@ -244,15 +339,24 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction; committed (and synced) on exit, rolled back on error."""
-        with self._mutex:
+        """One write transaction; committed (and synced) on exit, rolled back on error.
+
+        The seam of every write: a full disk, a file that cannot be written or damaged pages
+        come out as the store's errors (store/faults.py), and the connection is left with no
+        transaction open, so the next write can succeed once the cause is gone."""
+        with self._mutex, faults.mapped(self.path):
+            self._writable()
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (SQLITE_FULL does, at a statement or at
+                # COMMIT); a ROLLBACK then would fail and hide the cause.
+                if self._conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     @contextmanager
     def write_lock(self) -> Iterator[None]:
@@ -265,9 +369,18 @@ class Store:
         through the writing connection, so it sees its own changes; any other thread reads
         through a connection of its own, so reads run side by side (WAL readers do not block
         each other or the writer) instead of queueing on the lock."""
-        if self._mutex._is_owned():  # type: ignore[attr-defined]
-            return self._conn.execute(sql, params).fetchall()
-        return self._reader().execute(sql, params).fetchall()
+        try:
+            if self.read_only is not None:  # one connection: _writable may swap it
+                with self._mutex:
+                    return self._conn.execute(sql, params).fetchall()
+            if self._mutex._is_owned():  # type: ignore[attr-defined]
+                return self._conn.execute(sql, params).fetchall()
+            return self._reader().execute(sql, params).fetchall()
+        except (sqlite3.Error, OSError) as exc:
+            error = faults.store_error(exc, self.path, "the read")
+            if error is None:
+                raise
+            raise error from exc
 
     def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection to the file, opened on first use."""
@@ -323,6 +436,8 @@ class Store:
     def bind_model(self, identity: ModelIdentity) -> None:
         """Record ``identity`` on a store that has none; refuse one made by another model."""
         stored = self.model_identity()
+        if stored is None and self.read_only is not None:
+            return  # nothing to check it against, and no way to record it
         if stored is None:
             self.set_meta("model", json.dumps(identity.as_dict()))
             self._vectors = self._sparse = None  # an index built before now has no dimension
@@ -561,8 +676,10 @@ class Store:
     # --- access history and co-access (store/access.py) ----------------------------------------
 
     def record_access(self, record: access.AccessRecord) -> None:
-        """Buffer one recall's accesses; written in a later batch, never by this call."""
-        self._access.record(record)
+        """Buffer one recall's accesses; written in a later batch, never by this call. A
+        read-only store keeps no access history: there is nowhere to write it."""
+        if self.read_only is None:
+            self._access.record(record)
 
     def flush_access(self) -> int:
         """Write the buffered access records now (one transaction); returns how many."""
@@ -576,16 +693,19 @@ class Store:
         with self.transaction() as conn:
             access.write_batch(conn, batch)
 
+    @_reads
     def access_history(self, ids: Sequence[str]) -> dict[str, access.AccessHistory]:
         """Recent access times and total access count per id, unflushed accesses included."""
         with self._mutex:
             return access.read_history(self._conn, list(ids), self._access.pending())
 
+    @_reads
     def co_access(self, ids: Sequence[str]) -> dict[tuple[str, str], float]:
         """Hebbian co-access weights among ``ids``, keyed ``(smaller id, larger id)``."""
         with self._mutex:
             return access.read_co_access(self._conn, list(ids), self._access.pending())
 
+    @_reads
     def co_neighbours(self, memory_id: str, limit: int = 10) -> list[tuple[str, float]]:
         """The memories most co-accessed with ``memory_id``: (id, weight), heaviest first."""
         with self._mutex:
@@ -614,6 +734,7 @@ class Store:
 
     # --- search --------------------------------------------------------------------------------
 
+    @_reads
     def vector_index(self) -> VectorIndex:
         """The in-memory index of live vectors, built from the file on first use."""
         with self._mutex:
@@ -652,6 +773,7 @@ class Store:
                 self._vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
             )
 
+    @_reads
     def term_stats(self) -> TermStats:
         """Word document frequencies per realm over live memories, built on first use."""
         with self._mutex:
@@ -706,6 +828,7 @@ class Store:
                 self._links = links
             return self._links
 
+    @_reads
     def sparse_index(self) -> SparseIndex:
         """The hdc lane's posting index of live memories' sparse codes, built on first use."""
         with self._mutex:
@@ -725,6 +848,7 @@ class Store:
                 self._sparse = index
             return self._sparse
 
+    @_reads
     def corrections(self) -> CorrectionIndex:
         """The keyed index of current corrections (the ``corr`` lookup), built on first use."""
         with self._mutex:
@@ -1078,59 +1202,60 @@ class Store:
         return self._query("PRAGMA integrity_check")[0][0]
 
     def backup_to(self, dest: Path) -> None:
-        """A consistent copy of the live store via SQLite's online backup API."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.unlink()
-        os.close(os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        target = sqlite3.connect(dest)
+        """A consistent copy of the live store via SQLite's online backup API, owner-only and
+        whole: made beside ``dest`` and renamed over it once complete (chitta/files.py), so a
+        full disk is a :class:`WriteFailed` that leaves an older backup at ``dest`` as it was."""
         try:
-            with self._mutex:
-                self._conn.backup(target)
-        finally:
-            target.close()
+            with files.replacing(dest) as tmp:
+                target = sqlite3.connect(tmp)
+                try:
+                    with self._mutex:
+                        self._conn.backup(target)
+                finally:
+                    target.close()
+                    Path(f"{tmp}-journal").unlink(missing_ok=True)  # a failed copy's
+        except OSError as exc:
+            raise files.write_failed(dest, exc) from None
+        except sqlite3.Error as exc:
+            if exc.sqlite_errorcode & 0xFF not in _WRITE_ERRORS:
+                raise
+            raise files.write_failed(dest, str(exc)) from None
 
     def restore_from(self, source: Path) -> Path:
         """Replace this store's contents with a backup; the old contents are kept beside it.
 
-        The backup is checked first (a SQLite file, a chitta schema this version can read,
-        an intact file); the current contents are saved to ``<store>.pre-restore-<time>``
-        before anything is overwritten. Returns where the old contents went.
+        The backup is checked first (store/restore.py), not this store: restoring is what a
+        damaged store needs. The old contents go to ``<store>.pre-restore-<time>`` (a backup
+        of them), or, when they fail SQLite's quick check, their files as they are to
+        ``<store>.damaged-<time>``, before anything is overwritten. Where they went.
         """
-        if not source.is_file():
-            raise StoreMissing(f"no backup file at {source}")
-        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-        try:
+        restore.check_backup(source)
+        with self._mutex, faults.mapped(self.path, "restoring the backup"):
+            self._writable("restoring the backup")
+            damaged = self._damaged()
+            saved = restore.kept_name(self.path, damaged)
+            if damaged:
+                restore.keep_copy(self.path, saved)
+            else:
+                self._access.flush()  # buffered accesses belong to the contents being saved
+                self.backup_to(saved)
+            src = connect.open_read_only(source, what="the backup", settled=True)
             try:
-                version = migrations.schema_version(src)
-                verdict = src.execute("PRAGMA integrity_check").fetchone()[0]
-            except sqlite3.DatabaseError as exc:
-                raise StoreCorrupt(f"{source} is not a chitta store: {exc}") from exc
-            if version == 0:
-                raise StoreCorrupt(f"{source} is empty, not a chitta store backup")
-            if version > migrations.LATEST:
-                raise SchemaTooNew(
-                    f"backup {source} has schema {version}, newer than this chitta knows"
-                )
-            if verdict != "ok":
-                raise StoreCorrupt(f"backup {source} fails SQLite's integrity check: {verdict}")
-            stamp = time.strftime("%Y%m%dT%H%M%S")
-            saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}")
-            n = 1
-            while saved.exists():  # never overwrite an earlier restore's saved contents
-                saved = self.path.with_name(f"{self.path.name}.pre-restore-{stamp}-{n}")
-                n += 1
-            self._access.flush()  # buffered accesses belong to the contents being saved
-            self.backup_to(saved)
-            with self._mutex:
                 src.backup(self._conn)
-                migrations.migrate(self._conn)
-                self._vectors = self._sparse = self._corrections = None
-                self._terms = None
-                self._links = None
-        finally:
-            src.close()
+            finally:
+                src.close()
+            migrations.migrate(self._conn, where=f"the store {self.path}")
+            self._vectors = self._sparse = self._corrections = None
+            self._terms = None
+            self._links = None
         return saved
+
+    def _damaged(self) -> bool:
+        """Whether the open file fails SQLite's quick check (or cannot be read for it)."""
+        try:
+            return self._conn.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+        except sqlite3.DatabaseError:
+            return True
 
 
 def _phrase(term: str) -> str:

@@ -29,6 +29,7 @@ from chitta.validate import check_scope_name
 #: Memories embedded and written per transaction.
 BATCH = 256
 MAX_LINE_BYTES = 1 << 20
+BOM = "\ufeff"
 
 
 @dataclass(slots=True)
@@ -269,12 +270,16 @@ class _Importer:
 
 def import_jsonl(
     chitta: Chitta,
-    lines: Iterable[str],
+    lines: Iterable[str | bytes],
     *,
     into: str | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ImportReport:
     """Import JSONL ``lines``; bad lines are skipped and reported, good lines land.
+
+    Lines read from a file come as bytes: one that is not UTF-8 is a bad line, never decoded
+    with replacement characters (that would change the memory silently). A UTF-8 byte order
+    mark before the first line is skipped; a line may end in CRLF.
 
     ``into`` moves every record into that realm under fresh ids (references between
     imported records follow). Without it, ids are kept and ids already present are skipped.
@@ -282,14 +287,15 @@ def import_jsonl(
     """
     importer = _Importer(chitta, into)
     for number, raw in enumerate(lines, start=1):
+        size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", "replace"))
         if progress is not None:
-            progress(len(raw.encode("utf-8", "replace")))
-        text = raw.strip()
-        if not text:
-            continue
+            progress(size)
         try:
-            if len(raw) > MAX_LINE_BYTES:
+            if size > MAX_LINE_BYTES:
                 raise LineError(f"line is longer than {MAX_LINE_BYTES:,} bytes")
+            text = _decoded(raw, first=number == 1).strip()
+            if not text:
+                continue
             try:
                 obj = json.loads(text)
             except json.JSONDecodeError as exc:
@@ -306,3 +312,17 @@ def import_jsonl(
             importer.report.errors.append((number, str(exc)))
     importer.finish()
     return importer.report
+
+
+def _decoded(raw: str | bytes, *, first: bool) -> str:
+    """One line as text: bytes decoded as strict UTF-8 (else a :class:`LineError` naming the
+    first bad byte), without the byte order mark an editor may put before the first line."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LineError(
+                f"not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at byte {exc.start + 1}); "
+                "the line is left out, not rewritten"
+            ) from None
+    return raw.removeprefix(BOM) if first else raw

@@ -26,6 +26,7 @@ from chitta.bench.scale.measure import load_model
 from chitta.bench.scale.settings import SEED, parse_sizes
 from chitta.bench.scale.texts import query_pool
 from chitta.bench.score import percentile
+from chitta.files import write_text_private
 from chitta.store.ann import CONNECTIVITY, EXPANSION_ADD, EXPANSION_SEARCH
 from chitta.store.records import Scope
 from chitta.store.vectors import VectorIndex
@@ -102,8 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         "loadavg_after": environment.loadavg(),
         "figures": rows,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_private(args.out, json.dumps(record, indent=1) + "\n")
     print("| realm size | exact p50 / p95 ms | HNSW p50 / p95 ms | HNSW recall@10 | build s |")
     print("|---|---|---|---|---|")
     for r in rows:

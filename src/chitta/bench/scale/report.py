@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.bench.scale.settings import BASE_SET, CLI_RUNS, NOISE_SD
+from chitta.files import write_text_private
 
 
 def one_line(row: dict[str, Any]) -> str:
@@ -188,15 +189,14 @@ def _load(values: list[float] | None) -> str:
 
 
 def write_json(record: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    write_text_private(out, json.dumps(record, indent=1) + "\n")
 
 
 def write_outputs(record: dict[str, Any], out: Path, append_docs: Path | None) -> str:
     """The results JSON at ``out``, the Markdown beside it (and appended to ``append_docs``)."""
     write_json(record, out)
     table = markdown(record)
-    out.with_suffix(".md").write_text(table, encoding="utf-8")
+    write_text_private(out.with_suffix(".md"), table)
     if append_docs is not None:
         with append_docs.open("a", encoding="utf-8") as fh:
             fh.write("\n" + table)
