@@ -218,6 +218,23 @@ def test_statistics_follow_every_write(make_memory: MakeMemory, ops, terms) -> N
                     )
 
 
+def test_statistics_follow_a_restored_backup(store: Store, make_memory, tmp_path) -> None:
+    """A restore replaces every row (numbered afresh): the search reads them all again, and
+    writes after it are counted as usual."""
+    store.insert([(make_memory(f"note {w} otter"), None) for w in WORDS])
+    store.keyword_search(["otter"], Scope("work"), 40)
+    store.backup_to(tmp_path / "backup.db")
+    store.insert([(make_memory(f"later {i} otter otter"), None) for i in range(30)])
+    store.keyword_search(["otter"], Scope("work"), 40)
+    store.restore_from(tmp_path / "backup.db")
+    store.insert([(make_memory("after the restore, an otter"), None)])
+    with alone(store, Scope("work")) as single:
+        for terms in (["otter"], ["restore", "mill"]):
+            assert store.keyword_search(terms, Scope("work"), 40) == single.keyword_search(
+                terms, Scope("work"), 40
+            )
+
+
 # --- the parts -----------------------------------------------------------------------------------
 
 

@@ -147,6 +147,7 @@ class RowTable:
         for rowid, realm, sz in read(_LIVE_ROWS, ()):
             new.setdefault(realm, []).append((rowid, content_length(sz)))
         empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {})
+        self._top = 0  # a restored backup may number its rows lower
         self._rows = _updated(empty, new, set(new), self._max_rowid(read))
         self._terms, self._seen = terms, changes
         return self._rows
