@@ -38,7 +38,8 @@ def test_a_correction_outranks_an_equally_relevant_operational_memory(chitta: Ch
     put(chitta, "Lunch on Fridays is at the Thai place near the office")
     fused = chitta.recall("staging database port", realm="demo", ablate=STAGES_OFF)
     assert [h.memory.id for h in fused.hits[:2]] == [operational, correction]
-    assert fused.hits[0].score == pytest.approx(fused.hits[1].score)  # equally relevant
+    # Equally relevant: the same text; the older wins each lane's tie, so it leads a little.
+    assert fused.hits[1].score == pytest.approx(fused.hits[0].score, rel=0.02)
     assert fused.hits[0].final == fused.hits[0].score  # stages off: final is the fused score
 
     for ablate in (["inhibition"], []):

@@ -1,12 +1,23 @@
-"""Store.keyword_search ranks inside FTS5 before joining; its answers equal the plain query's."""
+"""Store.keyword_search: BM25 with the realm's own statistics (store/keywords.py).
+
+In a store of one realm the scores are SQLite's own ``bm25()``'s; with several realms each is
+scored as if it were alone; and the statistics follow every write (insert, forget, restore,
+edit, purge) as if the store had been built afresh from its live memories.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from chitta.recall.lanes.kw import match_expression
+from chitta.store import keywords
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store
 
@@ -15,60 +26,232 @@ MakeMemory = Callable[..., Memory]  # the make_memory fixture (tests/conftest.py
 WORDS = ["otter", "river", "stone", "kayak", "heron", "willow", "bridge", "mill"]
 
 
-def reference(store: Store, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
-    """The plain query: join every match to its memory, filter, then rank."""
-    where = ["m.realm = ?"]
-    params: list[object] = [scope.realm]
-    for column, value in (("agent_id", scope.agent_id), ("channel", scope.channel)):
-        if value is not None:
-            where.append(f"m.{column} = ?")
-            params.append(value)
+def fts5_bm25(store: Store, terms: list[str], limit: int) -> list[tuple[str, float]]:
+    """SQLite's own bm25() over the whole table, best first (ties by rowid)."""
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     rows = store._query(
         "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts JOIN memories m ON "
-        f"m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND {' AND '.join(where)} "
-        "AND m.deleted_at IS NULL ORDER BY rank, m.rowid LIMIT ?",
-        (match, *params, limit),
+        "m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? ORDER BY rank, m.rowid LIMIT ?",
+        (match, limit),
     )
     return [(r[0], -float(r[1])) for r in rows]
 
 
+def assert_same(got: list[tuple[str, float]], want: list[tuple[str, float]]) -> None:
+    assert [m for m, _ in got] == [m for m, _ in want]
+    assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-12)
+
+
+@contextmanager
+def new_store() -> Iterator[Store]:
+    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "store.db") as store:
+        yield store
+
+
+# --- one realm: SQLite's bm25() ------------------------------------------------------------------
+
+
+def test_one_realm_scores_are_sqlites_own(store: Store, make_memory: MakeMemory) -> None:
+    """Stems, accents, a split term, repeated words and a text of over 127 tokens (a two-byte
+    length in FTS5's docsize record): the same ids and scores as FTS5's bm25()."""
+    texts = [
+        "We are deploying the café service", "Deployed the cafe again, then deploy",
+        "parse_tags reads the tags; parse tags", "tags parse", "otter " * 130 + "river",
+        *(" ".join(WORDS[j % 8] for j in range(i, i + 1 + i % 6)) for i in range(40)),
+    ]  # fmt: skip
+    store.insert([(make_memory(t), None) for t in texts])
+    for terms in (["deploy"], ["café", "otter"], ["parse_tags"], ["river", "mill", "kayak"],
+                  ["absent"], ["_"]):  # fmt: skip
+        assert_same(store.keyword_search(terms, Scope("work"), 100), fts5_bm25(store, terms, 100))
+
+
+def test_the_limit_cuts_the_same_ranking(store: Store, make_memory: MakeMemory) -> None:
+    store.insert([(make_memory(f"note {i} " + "otter " * (i % 4)), None) for i in range(30)])
+    whole = store.keyword_search(["otter", "note"], Scope("work"), 100)
+    for limit in (1, 5, 17):
+        assert store.keyword_search(["otter", "note"], Scope("work"), limit) == whole[:limit]
+
+
+# --- several realms, agents, channels, forgotten memories --------------------------------------
+
+
 @pytest.fixture
 def crowded(store: Store, make_memory: MakeMemory) -> Store:
-    """Three realms, two agents, forgotten memories; 'home' holds the best matches."""
+    """Three realms, two agents, forgotten memories."""
     items = []
     for i in range(240):
         words = " ".join(WORDS[j % len(WORDS)] for j in range(i % 7, i % 7 + 1 + i % 5))
-        realm = "home" if i % 4 else "work"  # 'work' is a quarter of the store
-        agent = "ann" if i % 3 else "bob"
+        realm = ("home", "work", "away")[i % 3]
+        agent = "ann" if i % 4 else "bob"
         deleted = 1 if i % 11 == 0 else None
-        text = f"note {i}: {words}" + (" otter otter otter" if realm == "home" else "")
-        items.append((make_memory(text, realm=realm, agent_id=agent, deleted_at=deleted), None))
+        channel = ("", "cli")[i % 2]
+        text = f"note {i}: {words}"
+        items.append((make_memory(text, realm=realm, agent_id=agent, channel=channel,
+                                  deleted_at=deleted), None))  # fmt: skip
     store.insert(items)
     return store
 
 
-@pytest.mark.parametrize("limit", [1, 5, 40])
+def alone(store: Store, scope: Scope) -> Iterator[Store]:
+    """A store holding only ``scope.realm``'s live memories, in the same order."""
+    live = [m for m in store.iter_memories(realm=scope.realm)]
+    return _copy(live)
+
+
+@contextmanager
+def _copy(memories: list[Memory]) -> Iterator[Store]:
+    with new_store() as other:
+        other.insert([(m, None) for m in memories])
+        yield other
+
+
+@pytest.mark.parametrize("realm", ["home", "work", "nowhere"])
+def test_each_realm_scores_as_if_it_were_alone(crowded: Store, realm: str) -> None:
+    with alone(crowded, Scope(realm)) as single:
+        for terms in (["otter"], ["otter", "kayak"], ["heron", "mill", "bridge"], ["absent"]):
+            assert crowded.keyword_search(terms, Scope(realm), 40) == single.keyword_search(
+                terms, Scope(realm), 40
+            )
+
+
 @pytest.mark.parametrize(
     "scope",
     [
-        Scope("home"),
-        Scope("work"),
-        Scope("work", agent_id="bob"),
-        Scope("home", channel=""),
-        Scope("nowhere"),
+        Scope("home", agent_id="bob"),
+        Scope("work", channel="cli"),
+        Scope("work", agent_id="ann", channel=""),
     ],  # fmt: skip
 )
-def test_same_ranking_as_the_plain_query(crowded: Store, scope: Scope, limit: int) -> None:
-    for terms in (["otter"], ["otter", "kayak"], ["heron", "mill", "bridge"], ["absent"]):
-        match = match_expression(terms)
-        got = crowded.keyword_search(match, scope, limit)
-        assert got == reference(crowded, match, scope, limit)
-        assert len(got) <= limit
+def test_agent_and_channel_filter_the_realms_ranking(crowded: Store, scope: Scope) -> None:
+    """An agent or a channel narrows the realm's ranking; the statistics stay the realm's."""
+    realm = crowded.keyword_search(["otter", "kayak"], Scope(scope.realm), 200)
+    memories = crowded.get_many([m for m, _ in realm])
+    want = [(m, s) for m, s in realm if (scope.agent_id in (None, memories[m].agent_id))
+            and (scope.channel in (None, memories[m].channel))]  # fmt: skip
+    for limit in (1, 3, 40):
+        assert crowded.keyword_search(["otter", "kayak"], scope, limit) == want[:limit]
 
 
-def test_tag_expressions_go_through_the_same_path(crowded: Store, make_memory) -> None:
-    crowded.insert([(make_memory("plain text", realm="work", tags=("otter",)), None)])
-    match = f"tags : ({match_expression(['otter'])})"
-    got = crowded.keyword_search(match, Scope("work"), 10)
-    assert [m for m, _ in got] == [m for m, _ in reference(crowded, match, Scope("work"), 10)]
-    assert len(got) == 1
+def test_tags_column_alone(store: Store, make_memory: MakeMemory) -> None:
+    tagged = make_memory("plain text here", tags=("otter",))
+    both = make_memory("otter in the text too", tags=("otter",))
+    text_only = make_memory("an otter in the text only")
+    store.insert([(m, None) for m in (tagged, both, text_only)])
+    got = store.keyword_search(["otter"], Scope("work"), 10, column="tags")
+    assert sorted(m for m, _ in got) == sorted([tagged.id, both.id])
+    # The text and tags search counts a tag as an occurrence: the memory with both leads.
+    assert store.keyword_search(["otter"], Scope("work"), 10)[0][0] == both.id
+
+
+def test_other_realms_are_searched_as_one_collection(crowded: Store) -> None:
+    """xr's keyword half: every realm but the recall's, scored as one realm of them all."""
+    others = [m for realm in ("work", "away") for m in crowded.iter_memories(realm=realm)]
+    merged = [replace(m, realm="merged") for m in sorted(others, key=lambda m: m.id)]
+    with _copy(merged) as single:
+        for terms in (["otter"], ["heron", "mill"]):
+            got = crowded.keyword_search_elsewhere(terms, Scope("home"), 40)
+            assert got == single.keyword_search(terms, Scope("merged"), 40)
+            assert {crowded.get(m).realm for m, _ in got} <= {"work", "away"}
+    bob = crowded.keyword_search_elsewhere(["otter"], Scope("home", agent_id="bob"), 40)
+    assert bob and all(crowded.get(m).agent_id == "bob" for m, _ in bob)
+
+
+def test_frequencies_are_the_realms(crowded: Store) -> None:
+    n, df = crowded.keyword_frequencies(["otter", "absent"], "home")
+    assert n == sum(1 for _ in crowded.iter_memories(realm="home"))
+    holders = {m for m, _ in crowded.keyword_search(["otter"], Scope("home"), 200)}
+    assert df == {"otter": len(holders), "absent": 0}
+
+
+# --- the statistics follow every write -----------------------------------------------------------
+
+texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("insert"), texts, st.sampled_from(["home", "away"]), st.booleans()),
+        st.tuples(st.just("forget"), st.integers(0, 50)),
+        st.tuples(st.just("restore"), st.integers(0, 50)),
+        st.tuples(st.just("edit"), st.integers(0, 50), texts),
+        st.tuples(st.just("move"), st.integers(0, 50)),
+        st.tuples(st.just("purge"), st.integers(0, 50)),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+# make_memory is a plain function: sharing it between examples is safe.
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(ops=operations, terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
+def test_statistics_follow_every_write(make_memory: MakeMemory, ops, terms) -> None:
+    """Property: after any sequence of writes, forgets, restores, edits, moves between realms
+    and purges, searched after each, a realm's ranking and scores are those of a store built
+    afresh from its live memories."""
+    with new_store() as store:
+        made: list[str] = []
+        for op in ops:
+            if op[0] == "insert":
+                m = make_memory(f"note {op[1]}", realm=op[2], deleted_at=1 if op[3] else None)
+                store.insert([(m, None)])
+                made.append(m.id)
+            elif made and op[0] != "insert":
+                memory_id = made[op[1] % len(made)]
+                if not store.exists(memory_id):
+                    continue
+                current = store.get(memory_id, include_deleted=True)
+                if op[0] == "forget":
+                    store.set_deleted(memory_id, 5)
+                elif op[0] == "restore":
+                    store.set_deleted(memory_id, None)
+                elif op[0] == "edit":
+                    store.update(replace(current, content=f"note {op[2]}"))
+                elif op[0] == "move":
+                    store.update(replace(current, realm="away" if current.realm == "home"
+                                         else "home"))  # fmt: skip
+                else:
+                    store.purge(memory_id)
+            for realm in ("home", "away"):
+                with alone(store, Scope(realm)) as single:
+                    assert store.keyword_search(terms, Scope(realm), 40) == (
+                        single.keyword_search(terms, Scope(realm), 40)
+                    )
+
+
+def test_statistics_follow_a_restored_backup(store: Store, make_memory, tmp_path) -> None:
+    """A restore replaces every row (numbered afresh): the search reads them all again, and
+    writes after it are counted as usual."""
+    store.insert([(make_memory(f"note {w} otter"), None) for w in WORDS])
+    store.keyword_search(["otter"], Scope("work"), 40)
+    store.backup_to(tmp_path / "backup.db")
+    store.insert([(make_memory(f"later {i} otter otter"), None) for i in range(30)])
+    store.keyword_search(["otter"], Scope("work"), 40)
+    store.restore_from(tmp_path / "backup.db")
+    store.insert([(make_memory("after the restore, an otter"), None)])
+    with alone(store, Scope("work")) as single:
+        for terms in (["otter"], ["restore", "mill"]):
+            assert store.keyword_search(terms, Scope("work"), 40) == single.keyword_search(
+                terms, Scope("work"), 40
+            )
+
+
+# --- the parts -----------------------------------------------------------------------------------
+
+
+def test_stems_are_the_index_tokenizers() -> None:
+    assert keywords.stems("deploying") == keywords.stems("deployed") == ("deploi",)
+    assert keywords.stems("Café") == ("cafe",)
+    assert keywords.stems("parse_tags") == ("pars", "tag")
+    assert keywords.stems("_") == ()
+
+
+def test_tokenizer_is_the_stores(store: Store) -> None:
+    sql = store._query("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'")[0][0]
+    assert f"tokenize = '{keywords.TOKENIZE}'" in sql
+
+
+@pytest.mark.parametrize(("record", "length"), [
+    (b"\x0b\x00", 11), (b"\x7f", 127), (b"\x82\x2c\x00", 300), (b"\x81\x80\x00\x01", 16384),
+])  # fmt: skip
+def test_content_length_reads_a_docsize_varint(record: bytes, length: int) -> None:
+    assert keywords.content_length(record) == length

@@ -19,7 +19,7 @@ from chitta.store.access import AccessRecord
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
-from chitta.store.records import Episode, Memory, Scope, Source, Triplet
+from chitta.store.records import Alias, Episode, Memory, Scope, Source, Triplet
 from chitta.store.sqlite import Store
 
 MODEL = ModelIdentity("test-model", 4, "c" * 64)
@@ -109,25 +109,50 @@ def seed_v4(conn: sqlite3.Connection) -> None:
     )  # fmt: skip
 
 
+V5_ALIAS = Alias("old", "Ada", "ada", "ada lovelace", 7)
+V5_MEMORY = replace(OLD_MEMORY, id=new_id(1_690_000_000_002), realm="old", tags=(), source=Source(),
+                    content="Staging staging staging: the old realm's own notes")  # fmt: skip
+
+
+def seed_v5(conn: sqlite3.Connection) -> None:
+    """What a version-5 chitta could hold: an alias, and a memory of another realm that
+    shares the old memory's words (migration 6 reads the keyword index per realm)."""
+    a = V5_ALIAS
+    conn.execute("INSERT INTO entity_aliases VALUES (?,?,?,?,?)",
+                 (a.realm, a.alias_key, a.canonical_key, a.alias, a.created_at))  # fmt: skip
+    m, c = V5_MEMORY, V5_MEMORY.confidence
+    conn.execute(
+        "INSERT INTO memories (id, kind, content, realm, agent_id, channel, tags, source, "
+        "created_at, updated_at, event_time, mu, sigma_sq, n, tau, strength, tier, decayed_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (m.id, m.kind.value, m.content, m.realm, m.agent_id, m.channel, "",
+         json.dumps(m.source.as_dict()), m.created_at, m.updated_at, m.event_time, c.mu,
+         c.sigma_sq, c.n, c.tau, m.strength, m.tier, m.decayed_at),
+    )  # fmt: skip
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4,
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5,
 }  # fmt: skip
 
 
 def build_at(path: Path, version: int) -> None:
-    """A store file at ``version``, made by hand the way that chitta would have made it."""
+    """A store file at ``version``, made by hand the way that chitta would have made it: each
+    version's rows written by that version's schema, then migrated by the next step."""
     conn = sqlite3.connect(path, isolation_level=None)
+    # Migration 5 keys the triplets with these (as migrate() registers them).
+    conn.create_function("chitta_entity_key", 1, triplet_table.entity_key)
+    conn.create_function("chitta_predicate_key", 1, triplet_table.predicate_key)
     try:
         # Version 0: a SQLite file with no tables yet, as the WAL pragma leaves it (an empty
         # file is damage, not a store: store/shape.py).
         conn.execute("PRAGMA journal_mode = WAL")
-        for script in migrations.MIGRATIONS[:version]:
-            conn.executescript(script)
+        for v in range(1, version + 1):
+            conn.executescript(migrations.MIGRATIONS[v - 1])
+            SEEDS[v](conn)
         if version:
             conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(version),))
-        for v in range(1, version + 1):
-            SEEDS[v](conn)
     finally:
         conn.close()
 
@@ -166,7 +191,7 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             assert s.get(OLD_MEMORY.id) == OLD_MEMORY
             assert s.model_identity() == MODEL
             np.testing.assert_array_equal(s.vectors_for([OLD_MEMORY.id])[OLD_MEMORY.id], VECTOR)
-            assert [mid for mid, _ in s.keyword_search("staging", Scope("work"), 5)] == [
+            assert [mid for mid, _ in s.keyword_search(["staging"], Scope("work"), 5)] == [
                 OLD_MEMORY.id
             ]
             hits = s.vector_index().search(VECTOR, Scope("work"), 5)
@@ -187,6 +212,13 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
                 limit=5,
             )
             assert found == [V4_TRIPLET]  # fmt: skip
+        if version >= 5:  # migration 6: keyword statistics per realm, over the old index
+            assert s.aliases("old") == [V5_ALIAS]
+            assert [m for m, _ in s.keyword_search(["staging"], Scope("old"), 5)] == [V5_MEMORY.id]
+            assert s.keyword_frequencies(["staging"], "work") == (1, {"staging": 1})
+            assert [m for m, _ in s.keyword_search_elsewhere(["staging"], Scope("work"), 5)] == [
+                V5_MEMORY.id
+            ]
         # The newer tables and columns work.
         episode = Episode(new_id(), "work", "ops sync", 1, 2, Source(session="s-8"), 3)
         s.add_episodes([episode])

@@ -72,7 +72,7 @@ def fts_check(store: Store) -> None:
 
 
 def keyword_ids(store: Store, term: str, scope: Scope | None = None) -> set[str]:
-    return {mid for mid, _ in store.keyword_search(term, scope or Scope("work"), 100)}
+    return {mid for mid, _ in store.keyword_search([term], scope or Scope("work"), 100)}
 
 
 def vector_ids(store: Store, query: np.ndarray, scope: Scope | None = None) -> set[str]:

@@ -15,6 +15,8 @@ def test_words_and_counts() -> None:
     assert (stats.size("r"), stats.df("r", "ann"), stats.df("r", "tea")) == (2, 2, 1)
     stats.add("r", "Ann likes tea", -1)
     assert (stats.size("r"), stats.df("r", "tea"), stats.df("other", "ann")) == (1, 0, 1)
+    # Every count in or out is a change of the realm (the keyword search's row table).
+    assert stats.changes() == {"r": 3, "other": 1}
 
 
 def test_store_keeps_counts_in_step(store: Store, store_path, make_memory) -> None:

@@ -8,7 +8,8 @@ lies in the period:
 - the **vector half** ranks them by cosine to the query vector the ordinary lanes already
   embedded (no second embedding; without one, as under the keyword strategy, the arm is
   keyword only), :data:`~chitta.recall.cue_move.CUE_DEPTH` deep;
-- the **keyword half** ranks them by FTS5 BM25 over the query's keyword terms, as deep;
+- the **keyword half** ranks them by BM25 over the query's keyword terms (the realm's own
+  statistics, store/keywords.py), as deep;
 - the halves are merged by reciprocal rank (:func:`~chitta.recall.cue_move.merge_cue_scores`).
 
 chitta's episodes carry no text or vector of their own, so "the cue arm searches episodes"
@@ -29,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from chitta.recall.cue_move import CUE_DEPTH, cue_ranks, merge_cue_scores
-from chitta.recall.lanes.kw import match_expression
 from chitta.recall.time_cue import (
     CuePlan,
     CueReport,
@@ -179,9 +179,8 @@ def _search(
         near = vector_half(store, vector, scope, start, end, include_superseded=include_superseded)
     words: list[tuple[str, float]] = []
     if terms and end > start:
-        match = match_expression(list(terms))
         words = store.period_keyword_search(
-            match, scope, start, end, CUE_DEPTH, include_superseded=include_superseded
+            terms, scope, start, end, CUE_DEPTH, include_superseded=include_superseded
         )
     ranking = merge_cue_scores([[i for i, _ in near], [i for i, _ in words]])
     ms = round((time.perf_counter() - t) * 1000, 3)

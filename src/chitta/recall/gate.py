@@ -25,12 +25,12 @@ memories every word that is not a stop word is. Pure and free of numpy: the hook
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chitta.store import bm25
 from chitta.store.terms import STOP_WORDS
 
 #: The lanes of seed 000's rules (the hook's lane names; the MCP gateway reads a recall's
@@ -44,8 +44,6 @@ KW_SINGLE_TOKEN_MIN = 60.0
 MIN_REALM_SIZE = 20
 #: The raw maximum relevance (cosine) a small realm's top hit needs for the relaxation.
 RELAX_MIN_RAW = 0.4
-#: FTS5's bm25() parameters (SQLite's defaults), for the normalised score.
-BM25_K1 = 1.2
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Words a terse negation is made of, besides stop words.
@@ -134,15 +132,10 @@ def read_turn(text: str, df: Callable[[str], int], realm_size: int, fraction: fl
 
 
 def bm25_ceiling(terms: Iterable[str], df: Callable[[str], int], total: int) -> float:
-    """The most BM25 the terms can add up to: each term's idf times (k1 + 1), the limit of its
-    saturating term-frequency part (idf as FTS5 computes it, at least 1e-6)."""
-    ceiling = 0.0
-    for term in terms:
-        # FTS5 still counts forgotten rows, which ``total`` does not: never more than all.
-        n = min(df(term), total)
-        idf = math.log((total - n + 0.5) / (n + 0.5)) if total else 0.0
-        ceiling += max(idf, 1e-6) * (BM25_K1 + 1)
-    return ceiling
+    """The most BM25 the terms can add up to in a collection of ``total`` memories (the
+    realm's): each term's idf times (k1 + 1), the limit of its saturating term-frequency part
+    (idf as FTS5 computes it, at least 1e-6; store/bm25.py)."""
+    return sum(bm25.idf(min(df(term), total), total) * (bm25.K1 + 1) for term in terms)
 
 
 def normalised_bm25(raw: float, ceiling: float) -> float:

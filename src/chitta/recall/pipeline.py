@@ -198,8 +198,9 @@ def recall(
                                  if w in matched.get(h.memory.id, ())) for h in hits}  # fmt: skip
     ceiling = None
     if "kw" in rankings:  # only a keyword lane's scores are put on the 0-100 scale
-        counts = store.term_counts(ctx.terms)
-        ceiling = bm25_ceiling(ctx.terms, lambda w: counts.get(w, 0), stats.total())
+        # With the statistics the lane scored by: the realm's (store/keywords.py).
+        n, df = store.keyword_frequencies(ctx.terms, scope.realm)
+        ceiling = bm25_ceiling(ctx.terms, lambda w: df.get(w, 0), n)
     timing["confidence"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:

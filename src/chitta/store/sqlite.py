@@ -35,7 +35,16 @@ from chitta.errors import (
     StoreMissing,
     StoreReadOnly,
 )
-from chitta.store import access, ann_sidecar, connect, faults, migrations, restore, shape
+from chitta.store import (
+    access,
+    ann_sidecar,
+    connect,
+    faults,
+    keywords,
+    migrations,
+    restore,
+    shape,
+)
 from chitta.store import triplets as triplet_table
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.confidence import Confidence
@@ -66,8 +75,8 @@ _ACCESS_COLUMNS = ("access_count", "last_accessed")
 _UPDATE_COLUMNS = ", ".join(c for c in _MEMORY_COLUMNS.split(", ") if c not in _ACCESS_COLUMNS)
 _UPDATE_PLACEHOLDERS = ", ".join("?" * len(_UPDATE_COLUMNS.split(", ")))
 
-#: A keyword search ranks this many times its limit inside FTS5 before filtering by scope;
-#: enough when the scope is most of the store, and a second query covers the rest.
+#: A keyword search checks this many times its limit of its best candidates against the
+#: scope (agent, channel, period) at once, and twice as many each time too few pass.
 KW_OVERFETCH = 2
 
 
@@ -116,10 +125,11 @@ def _memory_from_row(r: sqlite3.Row) -> Memory:
     )
 
 
-def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[str]]:
-    """A WHERE fragment (and its parameters) restricting rows to ``scope``."""
+def _scope_sql(scope: Scope, alias: str = "", *, elsewhere: bool = False) -> tuple[str, list[str]]:
+    """A WHERE fragment (and its parameters) restricting rows to ``scope`` (``elsewhere``: to
+    its agent and channel in every other realm)."""
     p = f"{alias}." if alias else ""
-    sql, params = [f"{p}realm = ?"], [scope.realm]
+    sql, params = [f"{p}realm {'!=' if elsewhere else '='} ?"], [scope.realm]
     if scope.agent_id is not None:
         sql.append(f"{p}agent_id = ?")
         params.append(scope.agent_id)
@@ -218,6 +228,7 @@ class Store:
         self._links: LinkIndex | None = None
         self._sparse: SparseIndex | None = None  # the hdc lane's codes, kept like _vectors
         self._corrections: CorrectionIndex | None = None
+        self._keyword_rows = keywords.RowTable()  # the keyword search's per-realm statistics
         try:
             self._conn = self._connect(writable)
         except BaseException:
@@ -852,35 +863,62 @@ class Store:
                 self._corrections = index
             return self._corrections
 
-    def keyword_search(self, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
-        """FTS5 ``bm25()`` over ``scope``: (memory id, score), best first; higher is better.
+    def keyword_search(
+        self, terms: Sequence[str], scope: Scope, limit: int, *, column: str | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over ``scope`` with its realm's own statistics (store/keywords.py): (memory id,
+        score), best first, equal scores oldest first; higher is better.
 
-        ``match`` is an FTS5 query expression; callers build it from plain terms.
+        Each of ``terms`` (plain words) is matched as the index matches a quoted term: Porter
+        stems, accents folded. ``column="tags"`` searches the tags alone.
         """
-        where, params = _scope_sql(scope, "m")
-        # Rank inside FTS5 first and join only its best rows: joining every match to
-        # `memories` before the sort cost half the lane's time at 100k (docs/benchmarks.md).
-        # Ties break on rowid in both queries, so the ranking does not depend on the plan.
-        fetch = limit * KW_OVERFETCH
-        rows = self._query(
-            f"SELECT m.id, f.rank, {where} AND m.deleted_at IS NULL FROM (SELECT rowid, "
-            "bm25(memories_fts) AS rank FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY rank, rowid LIMIT ?) AS f JOIN memories m ON m.rowid = f.rowid "
-            "ORDER BY f.rank, f.rowid",
-            (*params, match, fetch),
-        )
-        kept = [r for r in rows if r[2]]
-        if len(kept) < limit and len(rows) == fetch:
-            # Other realms, agents or forgotten memories crowd the top: filter before ranking.
-            kept = self._query(
-                "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
-                "JOIN memories m ON m.rowid = memories_fts.rowid "
-                f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL "
-                "ORDER BY rank, m.rowid LIMIT ?",
-                (match, *params, limit),
-            )
-        # FTS5's bm25() is negated so that ascending order is best first; flip it back.
-        return [(r[0], -float(r[1])) for r in kept[:limit]]
+        ranked = keywords.search(self._query, self._rows(), terms, [scope.realm], column)
+        return self._first_in_scope(ranked, *_scope_sql(scope, "m"), limit)
+
+    def keyword_search_elsewhere(
+        self, terms: Sequence[str], scope: Scope, limit: int
+    ) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` over every realm but ``scope``'s (with its agent and channel),
+        those realms taken as one collection: N, df and the average length over all of them,
+        so that their scores compare."""
+        rows = self._rows()
+        realms = [realm for realm in rows.codes if realm != scope.realm]
+        ranked = keywords.search(self._query, rows, terms, realms)
+        return self._first_in_scope(ranked, *_scope_sql(scope, "m", elsewhere=True), limit)
+
+    def keyword_frequencies(self, terms: Sequence[str], realm: str) -> tuple[int, dict[str, int]]:
+        """The statistics :meth:`keyword_search` scores ``realm`` with: its live memories, and
+        how many of them hold each term."""
+        return keywords.frequencies(self._query, self._rows(), terms, [realm])
+
+    def _rows(self) -> keywords.Rows:
+        """The keyword search's view of the live memories, brought up to date with the file."""
+        with self._mutex:
+            return self._keyword_rows.current(self._query, self.term_stats())
+
+    def _first_in_scope(
+        self,
+        ranked: keywords.Ranked,
+        where: str,
+        params: Sequence[object],
+        limit: int,
+        join: str = "",
+    ) -> list[tuple[str, float]]:
+        """The first ``limit`` of ``ranked`` that are live and satisfy ``where`` (over
+        ``memories m`` and ``join``), with their ids, in ranked order."""
+        hits: list[tuple[str, float]] = []
+        start, batch = 0, limit * KW_OVERFETCH
+        while len(hits) < limit and start < len(ranked.rowids):
+            rowids = [int(r) for r in ranked.rowids[start : start + batch]]
+            ids = dict(self._query(
+                f"SELECT m.rowid, m.id FROM json_each(?) w CROSS JOIN memories m ON m.rowid = "
+                f"w.value {join} WHERE m.deleted_at IS NULL AND {where}",
+                (json.dumps(rowids), *params),
+            ))  # fmt: skip
+            scores = ranked.scores[start : start + batch]
+            hits += [(ids[r], float(s)) for r, s in zip(rowids, scores, strict=True) if r in ids]
+            start, batch = start + batch, batch * 2
+        return hits[:limit]
 
     # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
 
@@ -947,7 +985,7 @@ class Store:
 
     def period_keyword_search(
         self,
-        match: str,
+        terms: Sequence[str],
         scope: Scope,
         start_ms: int,
         end_ms: int,
@@ -955,28 +993,13 @@ class Store:
         *,
         include_superseded: bool,
     ) -> list[tuple[str, float]]:
-        """:meth:`keyword_search` over the period's memories only (see :meth:`period_ids`)."""
+        """:meth:`keyword_search` over the period's memories only (see :meth:`period_ids`),
+        scored with the whole realm's statistics."""
         where, params = _scope_sql(scope, "m")
         period, times = _period_sql(start_ms, end_ms, include_superseded)
-        rows = self._query(
-            "SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid "
-            "LEFT JOIN episodes e ON e.id = m.episode_id "
-            f"WHERE memories_fts MATCH ? AND {where} AND m.deleted_at IS NULL AND {period} "
-            "ORDER BY rank, m.rowid LIMIT ?",
-            (match, *params, *times, limit),
-        )
-        return [(r[0], -float(r[1])) for r in rows]
-
-    def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many indexed rows hold each term, as the keyword lane matches it (FTS5: porter
-        stems, accents folded; forgotten rows still in the index count too)."""
-        return {
-            term: self._query(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(term),)
-            )[0][0]
-            for term in dict.fromkeys(terms)
-        }
+        ranked = keywords.search(self._query, self._rows(), terms, [scope.realm])
+        return self._first_in_scope(ranked, f"{where} AND {period}", [*params, *times], limit,
+                                    join="LEFT JOIN episodes e ON e.id = m.episode_id")  # fmt: skip
 
     def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
         """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them."""

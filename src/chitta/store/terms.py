@@ -40,11 +40,14 @@ def tokens(text: str) -> list[str]:
 
 
 class TermStats:
-    """For each realm: how many live memories it has, and how many contain each word."""
+    """For each realm: how many live memories it has, and how many contain each word; and
+    how many times its memories were counted in or out since this count began (the keyword
+    search's row table, store/keywords.py, reads that to know a realm changed)."""
 
     def __init__(self) -> None:
         self._df: dict[str, Counter[str]] = {}
         self._size: Counter[str] = Counter()
+        self._changes: Counter[str] = Counter()
         self._lock = threading.Lock()
 
     def add(self, realm: str, text: str, sign: int = 1) -> None:
@@ -56,21 +59,17 @@ class TermStats:
                 if counts[word] <= 0:
                     del counts[word]
             self._size[realm] += sign
+            self._changes[realm] += 1
 
-    def realms(self) -> list[str]:
-        """The realms that have live memories."""
+    def changes(self) -> dict[str, int]:
+        """For each realm: how many times a memory was counted in or out of it (a write, a
+        forget, a restore, an edit, a purge), since this count began."""
         with self._lock:
-            return [realm for realm, n in self._size.items() if n > 0]
+            return dict(self._changes)
 
     def size(self, realm: str) -> int:
         with self._lock:
             return self._size[realm]
-
-    def total(self) -> int:
-        """Live memories over every realm."""
-        # Under the lock: a write to a new realm adds a key while a recall sums.
-        with self._lock:
-            return sum(n for n in self._size.values() if n > 0)
 
     def df(self, realm: str, word: str) -> int:
         """How many live memories of ``realm`` contain ``word`` (lower-case)."""

@@ -1,4 +1,5 @@
-"""``kw``: BM25 over the FTS5 index (Robertson & Zaragoza 2009; SQLite's ``bm25()``)."""
+"""``kw``: BM25 over the FTS5 index with the realm's own statistics (Robertson & Zaragoza 2009,
+SQLite's constants; store/keywords.py)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,6 @@ def query_terms(text: str) -> list[str]:
     return content or tokens
 
 
-def match_expression(terms: list[str]) -> str:
-    """An FTS5 query matching any of ``terms``, each quoted so no term is read as syntax."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
 class KeywordLane:
     name = "kw"
     derived = False
@@ -29,4 +25,4 @@ class KeywordLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if not ctx.terms:
             return []
-        return ctx.store.keyword_search(match_expression(list(ctx.terms)), ctx.scope, ctx.depth)
+        return ctx.store.keyword_search(ctx.terms, ctx.scope, ctx.depth)

@@ -1,0 +1,278 @@
+"""Keyword search scored with the statistics of the realms searched, not the whole store.
+
+FTS5 still decides what a word is and which memories hold it: the index's own tokenizer
+(Porter stems, accents folded) reads each query term, and the index's vocabulary table
+(``memories_fts_instance``, schema 6) lists every place each stem occurs. FTS5's ``bm25()`` is
+not used: it takes the number of rows, each term's document frequency and the average length
+over the whole table, so a realm's ranking moved when another realm's memories came in
+(issue 17). Here BM25 (store/bm25.py) takes them from the realms searched:
+
+- N: their live memories;
+- df: how many of those hold the term (as a phrase when the tokenizer splits it in parts,
+  ``parse_tags``), as FTS5 matches a quoted term;
+- tf: how often the term occurs in a memory's text and tags;
+- a memory's length: its text's tokens as FTS5 counted them (``memories_fts_docsize``), and
+  avgdl their mean over the same memories. Tags add to tf, not to the length.
+
+One realm for the ``kw`` and ``tag`` lanes; every other realm, taken as one collection, for
+``xr``. Memories added to, forgotten in or purged from other realms change nothing here.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import threading
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from chitta.store import bm25
+from chitta.store.terms import TermStats
+
+Read = Callable[[str, Sequence[object]], list]
+
+#: The keyword index's tokenizer (schema 1, store/migrations.py): query terms go through it.
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+_LIVE_ROWS = (
+    "SELECT m.rowid, m.realm, d.sz FROM memories m JOIN memories_fts_docsize d "
+    "ON d.id = m.rowid WHERE m.deleted_at IS NULL"
+)
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+
+
+class _Tokenizer:
+    """FTS5's tokens of a text, asked of FTS5 itself: an in-memory table with the index's
+    tokenizer, so a query term is read exactly as the stored text was."""
+
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5 (x, tokenize = '{TOKENIZE}')")
+        self._conn.execute("CREATE VIRTUAL TABLE probe_words USING fts5vocab (probe, instance)")
+        self._lock = threading.Lock()
+
+    def tokens(self, text: str) -> tuple[str, ...]:
+        with self._lock:
+            self._conn.execute("INSERT INTO probe (rowid, x) VALUES (1, ?)", (text,))
+            rows = self._conn.execute("SELECT term FROM probe_words ORDER BY offset").fetchall()
+            self._conn.execute("DELETE FROM probe")
+        return tuple(r[0] for r in rows)
+
+
+@functools.cache
+def _tokenizer() -> _Tokenizer:
+    return _Tokenizer()
+
+
+@functools.lru_cache(maxsize=8192)
+def stems(term: str) -> tuple[str, ...]:
+    """The index's tokens of ``term``: ``"deploying"`` → ``("deploi",)``, ``"parse_tags"`` →
+    ``("pars", "tag")``, ``"_"`` → ``()``."""
+    return _tokenizer().tokens(term)
+
+
+def content_length(sz: bytes) -> int:
+    """The first number of an FTS5 ``docsize`` record, the row's content tokens: a SQLite
+    varint (7 bits a byte, high bit set on all but the last; a ninth byte gives 8 bits)."""
+    value = 0
+    for i, byte in enumerate(sz[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """The live memories at one moment as the keyword search counts them: each FTS5 row's
+    realm (a code, -1 for none) and length by rowid, and each realm's count and total length.
+    Never changed once made (searches read it without the store's lock)."""
+
+    realm: np.ndarray  # int32 by rowid
+    length: np.ndarray  # int32 by rowid
+    codes: Mapping[str, int]
+    size: Mapping[int, int]
+    tokens: Mapping[int, int]
+    #: df found by searches over these rows, by (realm codes, term, column): the gate's
+    #: ceiling asks again for the terms the keyword lane has just counted.
+    known_df: dict[tuple, int] = field(default_factory=dict, compare=False, repr=False)
+
+
+class RowTable:
+    """Keeps :class:`Rows` in step with the file, at the start of each search (under the
+    store's lock, so no write is half done).
+
+    The realm's word counts (:class:`TermStats`) count every change of a realm's live
+    memories; when a realm's count moved by exactly the live rows that are new since the last
+    look (rowids above the highest seen), those rows are added; any other change there (a
+    forget, a restore, an edit, a purge) reads that realm's rows again. A new TermStats (a
+    restored backup) reads everything again.
+    """
+
+    def __init__(self) -> None:
+        self._rows: Rows | None = None
+        self._terms: TermStats | None = None
+        self._seen: dict[str, int] = {}
+        self._top = 0  # the highest rowid seen in the file, live or not
+
+    def current(self, read: Read, terms: TermStats) -> Rows:
+        changes = terms.changes()
+        if self._rows is None or terms is not self._terms:
+            return self._build(read, terms, changes)
+        changed = {r for r in changes.keys() | self._seen.keys()
+                   if changes.get(r, 0) != self._seen.get(r, 0)}  # fmt: skip
+        if not changed:
+            return self._rows
+        new: dict[str, list[tuple[int, int]]] = {}
+        for rowid, realm, sz in read(_LIVE_ROWS + " AND m.rowid > ?", (self._top,)):
+            new.setdefault(realm, []).append((rowid, content_length(sz)))
+        if not set(new) <= changed:  # a live row nobody counted: start again
+            return self._build(read, terms, changes)
+        reread = {r for r in changed
+                  if changes.get(r, 0) - self._seen.get(r, 0) != len(new.get(r, ()))}  # fmt: skip
+        for realm in reread:
+            new[realm] = [(rowid, content_length(sz)) for rowid, sz in read(
+                "SELECT m.rowid, d.sz FROM memories m JOIN memories_fts_docsize d ON "
+                "d.id = m.rowid WHERE m.realm = ? AND m.deleted_at IS NULL", (realm,))]  # fmt: skip
+        self._rows = _updated(self._rows, new, reread, self._max_rowid(read))
+        self._seen = changes
+        return self._rows
+
+    def _build(self, read: Read, terms: TermStats, changes: dict[str, int]) -> Rows:
+        new: dict[str, list[tuple[int, int]]] = {}
+        for rowid, realm, sz in read(_LIVE_ROWS, ()):
+            new.setdefault(realm, []).append((rowid, content_length(sz)))
+        empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {})
+        self._top = 0  # a restored backup may number its rows lower
+        self._rows = _updated(empty, new, set(new), self._max_rowid(read))
+        self._terms, self._seen = terms, changes
+        return self._rows
+
+    def _max_rowid(self, read: Read) -> int:
+        self._top = max(self._top, read("SELECT max(rowid) FROM memories", ())[0][0] or 0)
+        return self._top
+
+
+def _updated(
+    rows: Rows, new: Mapping[str, list[tuple[int, int]]], whole: Collection[str], top: int
+) -> Rows:
+    """``rows`` with the rows of ``new`` added; for the realms in ``whole``, ``new`` holds all
+    their live rows (perhaps none) and replaces what ``rows`` had of them."""
+    size = max(top + 1, len(rows.realm))
+    realm = np.full(size, -1, np.int32)
+    realm[: len(rows.realm)] = rows.realm
+    length = np.zeros(size, np.int32)
+    length[: len(rows.length)] = rows.length
+    codes, count, tokens = dict(rows.codes), dict(rows.size), dict(rows.tokens)
+    for name, items in new.items():
+        code = codes.setdefault(name, len(codes))
+        if name in whole:
+            realm[realm == code] = -1
+            count[code] = tokens[code] = 0
+        ids = np.array([rowid for rowid, _ in items], dtype=np.int64)
+        lengths = np.array([n for _, n in items], dtype=np.int32)
+        realm[ids], length[ids] = code, lengths
+        count[code] = count.get(code, 0) + len(items)
+        tokens[code] = tokens.get(code, 0) + int(lengths.sum())
+    return Rows(realm, length, codes, count, tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """Every memory of the realms searched that holds a term, best first (rowids and their
+    scores; equal scores by rowid), and the statistics they were scored with."""
+
+    rowids: np.ndarray
+    scores: np.ndarray
+    size: int  # N
+    df: Mapping[str, int]
+
+
+def search(
+    read: Read,
+    rows: Rows,
+    terms: Sequence[str],
+    realms: Collection[str],
+    column: str | None = None,
+) -> Ranked:
+    """BM25 of each memory of ``realms`` holding one of ``terms`` (in ``column`` only, when
+    given), with those realms' statistics; see the module's docstring."""
+    codes = sorted(rows.codes[r] for r in realms if r in rows.codes)
+    n = sum(rows.size.get(c, 0) for c in codes)
+    total = sum(rows.tokens.get(c, 0) for c in codes)
+    avgdl = total / n if n else 0.0
+    found: list[np.ndarray] = []
+    parts: list[np.ndarray] = []
+    df: dict[str, int] = {}
+    for term in dict.fromkeys(terms):
+        docs, tf = _holders(read, rows, codes, term, column)
+        df[term] = rows.known_df[(tuple(codes), term, column)] = len(docs)
+        if len(docs):
+            found.append(docs)
+            parts.append(bm25.idf(len(docs), n) * bm25.saturation(tf, rows.length[docs], avgdl))
+    if not found:
+        return Ranked(_NO_ROWS, np.zeros(0), n, df)
+    # Summed term by term in the query's order: a memory's score is the same float whatever
+    # else the store holds.
+    rowids, where = np.unique(np.concatenate(found), return_inverse=True)
+    scores = np.bincount(where, weights=np.concatenate(parts))
+    order = np.lexsort((rowids, -scores))
+    return Ranked(rowids[order], scores[order], n, df)
+
+
+def frequencies(
+    read: Read, rows: Rows, terms: Sequence[str], realms: Collection[str]
+) -> tuple[int, dict[str, int]]:
+    """N and each term's df over ``realms``, as :func:`search` counts them."""
+    codes = sorted(rows.codes[r] for r in realms if r in rows.codes)
+    df = {}
+    for term in dict.fromkeys(terms):
+        key = (tuple(codes), term, None)
+        if key not in rows.known_df:
+            rows.known_df[key] = len(_holders(read, rows, codes, term, None)[0])
+        df[term] = rows.known_df[key]
+    return sum(rows.size.get(c, 0) for c in codes), df
+
+
+def _holders(
+    read: Read, rows: Rows, codes: Sequence[int], term: str, column: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rowids of the live memories of realms ``codes`` holding ``term``, ascending, and
+    how often each holds it."""
+    places = _occurrences(read, stems(term), column)
+    if not len(places):
+        return _NO_ROWS, _NO_ROWS
+    docs, tf = np.unique(places, return_counts=True)
+    docs, tf = docs[docs < len(rows.realm)], tf[docs < len(rows.realm)]  # rows newer than these
+    mine = np.isin(rows.realm[docs], codes)
+    return docs[mine], tf[mine]
+
+
+def _occurrences(read: Read, tokens: tuple[str, ...], column: str | None) -> np.ndarray:
+    """The rowid of each occurrence of the phrase ``tokens`` in the index (all realms, live
+    or not), once per occurrence."""
+    if not tokens:
+        return _NO_ROWS
+    where, params = "term = ?", [tokens[0]]
+    if column is not None:
+        where, params = where + " AND col = ?", [*params, column]
+    if len(tokens) == 1:
+        # One string of rowids: reading a common word's thousands of rows one by one would
+        # cost more than the scoring.
+        text = read(f"SELECT group_concat(doc) FROM memories_fts_instance WHERE {where}", params)
+        return np.fromstring(text[0][0], dtype=np.int64, sep=",") if text[0][0] else _NO_ROWS
+    # A phrase: the places of each token, moved back by its position in the phrase; a place
+    # that all of them share starts an occurrence.
+    starts: set[tuple[int, str, int]] | None = None
+    for i, token in enumerate(tokens):
+        params[0] = token
+        sql = f"SELECT doc, col, offset FROM memories_fts_instance WHERE {where}"
+        found = {(doc, col, offset - i) for doc, col, offset in read(sql, params)}
+        starts = found if starts is None else starts & found
+        if not starts:
+            return _NO_ROWS
+    return np.array(sorted(doc for doc, _, _ in starts or ()), dtype=np.int64)
