@@ -114,6 +114,13 @@ class AlreadyRunning(StoreError):
     code = "already_running"
 
 
+class SocketUnusable(StoreError):
+    """The daemon's socket cannot be made at its path (its folder cannot be made or written:
+    a read-only file system, no permission); the message names the path and the cause."""
+
+    code = "socket_unusable"
+
+
 class DaemonUnavailable(ChittaError):
     """No daemon answers on the socket, it went away mid-request, or it is stopping."""
 
