@@ -34,12 +34,15 @@ class TooLarge(InputError):
     items); the message names the parameter, the size and the limit."""
 
     code = "too_large"
+    #: What to do about it, said after the sizes (every edge says the same).
+    hint = ""
 
 
 class ContentTooLong(TooLarge):
     """A memory's content over its limit (MAX_CONTENT_CHARS)."""
 
     code = "content_too_long"
+    hint = " — split a document into memories of one idea each"
 
 
 class UnknownKind(InputError):
