@@ -10,7 +10,8 @@ over this process's working directory. Results are the daemon's JSON (``"ok": tr
 mcp/reply.py leans it for an agent (recall's compact rows unless ``verbose``);
 failures are ``{"ok": false, "error": <code>, "message": …}`` with the tool result flagged as
 an error, so the calling model reads which argument to fix. Stdout carries protocol messages
-only; logs go to stderr.
+only; logs go to stderr. The lines are read and written by chitta's own stdio transport
+(mcp/stdio.py), which answers every line it cannot hand to the SDK and rewrites none.
 """
 
 from __future__ import annotations
