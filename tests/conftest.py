@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,25 +107,44 @@ def store(store_path: Path) -> Iterator[Store]:
 DAEMON_START_TIMEOUT_S = 60.0
 
 
+#: How much of a daemon's output a failure shows (its end: the traceback, the last lines).
+SAID_TAIL_BYTES = 4000
+
+
+def popen_logged(command: list[str], log: Path, **kw: Any) -> subprocess.Popen:
+    """``command`` started with its stderr appended to ``log``, not a pipe (one nobody reads
+    fills at 64 KiB and stops the process: the test would wait, not fail); the process's
+    ``stderr`` reads that file, from its start."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=out, **kw)
+    proc.stderr = log.open("rb")
+    return proc
+
+
+def said(proc: subprocess.Popen) -> str:
+    """The end of what a process started by :func:`popen_logged` wrote on stderr."""
+    return Path(proc.stderr.name).read_bytes()[-SAID_TAIL_BYTES:].decode(errors="replace")
+
+
 def start_daemon(home: Path, *args: str, store: str | None = None) -> subprocess.Popen:
-    """`chitta [--store S] serve ARGS` in ``home``, returned once its socket answers."""
+    """`chitta [--store S] serve ARGS` in ``home``, returned once its socket answers; its
+    output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(home)
     chosen = ("--store", store) if store else ()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "chitta", *chosen, "serve", *args],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+    proc = popen_logged([sys.executable, "-m", "chitta", *chosen, "serve", *args],
+                        home.parent / f"{home.name}-serve.log", env=env)  # fmt: skip
     socket = Settings(home=home, store=store or "default").socket_path
     deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"chitta serve exited: {proc.stderr.read().decode()}")
+            raise RuntimeError(f"chitta serve exited: {said(proc)}")
         if daemon_answers(socket):
             return proc
         time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("chitta serve did not start in time")
+    stop_daemon(proc)
+    raise RuntimeError(f"chitta serve did not start in time; it said: {said(proc)}")
 
 
 def stop_daemon(proc: subprocess.Popen) -> None:
@@ -135,6 +155,8 @@ def stop_daemon(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    if proc.stderr is not None:
+        proc.stderr.close()
 
 
 def reap_daemons(home: Path, timeout_s: float = 30.0) -> None:
@@ -175,12 +197,15 @@ def reaper() -> Callable[[Path], None]:
 class Daemons:
     start: Callable[..., subprocess.Popen] = start_daemon
     stop: Callable[[subprocess.Popen], None] = stop_daemon
+    popen_logged: Callable[..., subprocess.Popen] = popen_logged
+    said: Callable[[subprocess.Popen], str] = said
 
 
 @pytest.fixture(scope="session")
 def daemons() -> Daemons:
-    """``start_daemon`` and ``stop_daemon`` as a fixture, for fixtures of any scope (a
-    conftest's functions cannot be imported under --import-mode=importlib)."""
+    """``start_daemon`` and ``stop_daemon`` (and ``popen_logged``, ``said``) as a fixture,
+    for fixtures of any scope (a conftest's functions cannot be imported under
+    --import-mode=importlib)."""
     return Daemons()
 
 

@@ -34,12 +34,15 @@ class TooLarge(InputError):
     items); the message names the parameter, the size and the limit."""
 
     code = "too_large"
+    #: What to do about it, said after the sizes (every edge says the same).
+    hint = ""
 
 
 class ContentTooLong(TooLarge):
     """A memory's content over its limit (MAX_CONTENT_CHARS)."""
 
     code = "content_too_long"
+    hint = " — split a document into memories of one idea each"
 
 
 class UnknownKind(InputError):
@@ -112,6 +115,13 @@ class AlreadyRunning(StoreError):
     """A chitta daemon already serves this store or answers on this socket."""
 
     code = "already_running"
+
+
+class SocketUnusable(StoreError):
+    """The daemon's socket cannot be made at its path (its folder cannot be made or written:
+    a read-only file system, no permission); the message names the path and the cause."""
+
+    code = "socket_unusable"
 
 
 class DaemonUnavailable(ChittaError):

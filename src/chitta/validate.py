@@ -57,10 +57,8 @@ def check_content(content: object) -> str:
             "to say something recallable"
         )
     if len(text) > MAX_CONTENT_CHARS:
-        raise ContentTooLong(
-            too_long("content", len(text), MAX_CONTENT_CHARS)
-            + " — split a document into memories of one idea each"
-        )
+        message = too_long("content", len(text), MAX_CONTENT_CHARS)
+        raise ContentTooLong(message + ContentTooLong.hint)
     return text
 
 

@@ -304,6 +304,41 @@ def test_an_export_that_cannot_be_written_is_a_clear_error(run, tmp_path: Path,
         assert "cannot write to standard output: No space left on device" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    "args",
+    [["status"], ["status", "--json"], ["--help"], ["--version"], ["model", "--help"],
+     ["hooks", "--help"], ["remember", "--help"]],
+)  # fmt: skip
+def test_any_command_whose_stdout_is_full_is_write_failed(args, tmp_path: Path,
+                                                          full_device: Path) -> None:  # fmt: skip
+    """Commands that print outside the operations' output (rich, click's help and version)
+    fail as write_failed too: one line on stderr, exit 4, no traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    with full_device.open("w") as full:
+        proc = subprocess.run([*CHITTA, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                              env={**env, "CHITTA_HOME": str(tmp_path / "home")}, cwd=tmp_path,
+                              timeout=120)  # fmt: skip
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, (args, proc.stderr)
+    assert proc.stderr.strip().splitlines() == [
+        "error: cannot write to standard output: No space left on device"
+    ], proc.stderr
+
+
+def test_a_command_whose_stdout_is_closed_early_is_write_failed(tmp_path: Path) -> None:
+    """A reader that goes away (``chitta status | true``): write_failed, not a traceback."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([*CHITTA, "--help"], stdout=write_end, stderr=subprocess.PIPE,
+                              text=True, env={**env, "CHITTA_HOME": str(tmp_path / "home")},
+                              timeout=120)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 4 and "Traceback" not in proc.stderr, proc.stderr
+    assert "error: cannot write to standard output: Broken pipe" in proc.stderr, proc.stderr
+
+
 def _line(text: str, encoding: str = "utf-8") -> bytes:
     return (json.dumps({"kind": "wisdom", "content": text}, ensure_ascii=False) + "\n").encode(
         encoding

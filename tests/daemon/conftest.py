@@ -62,10 +62,12 @@ def module_home(tmp_path_factory: pytest.TempPathFactory, daemons) -> Iterator[P
 
 
 @pytest.fixture
-def serve_as() -> Iterator[Callable[..., subprocess.Popen]]:
+def serve_as(daemons) -> Iterator[Callable[..., subprocess.Popen]]:
     """Start `chitta serve ARGS` in a home with more say than ``launch``: ``env`` adds
     variables (CHITTA_* among them), ``preexec`` runs in the child before it starts (a
-    resource limit). Returned once the socket answers; stopped after the test."""
+    resource limit). Returned once the socket answers; stopped after the test. Its output
+    goes to ``<home>-serve.log`` beside the home, as ``launch``'s (``proc.stderr`` reads
+    it; a failure shows its end)."""
     started: list[subprocess.Popen] = []
 
     def start(home: Path, *args: str, env: dict[str, str] | None = None,
@@ -73,23 +75,17 @@ def serve_as() -> Iterator[Callable[..., subprocess.Popen]]:
         environ = {k: v for k, v in os.environ.items()
                    if not k.startswith(("CHITTA_", "CC_SOUL_"))}  # fmt: skip
         environ.update(env or {}, CHITTA_HOME=str(home))
-        proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve", *args], env=environ,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                preexec_fn=preexec)  # fmt: skip
+        proc = daemons.popen_logged([sys.executable, "-m", "chitta", "serve", *args],
+                                    home.parent / f"{home.name}-serve.log", env=environ,
+                                    preexec_fn=preexec)  # fmt: skip
         started.append(proc)
         deadline = time.monotonic() + 60
         while not daemon_answers(home / "chitta.sock"):
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "chitta serve did not start"
+            assert proc.poll() is None, f"chitta serve exited: {daemons.said(proc)}"
+            assert time.monotonic() < deadline, f"chitta serve did not start: {daemons.said(proc)}"
             time.sleep(0.1)
         return proc
 
     yield start
     for proc in started:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        daemons.stop(proc)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from chitta.bench.fault import Served
 from chitta.daemon import protocol
 from chitta.daemon.client import DaemonClient, DaemonError
 from chitta.errors import DaemonTimeout
@@ -206,3 +207,23 @@ def test_sigterm_removes_the_socket_and_keeps_the_data(home: Path, launch) -> No
     assert proc.wait(timeout=30) == 0
     assert not (home / "chitta.sock").exists()
     assert "stopped" in proc.stderr.read().decode()
+
+
+def test_the_socket_s_missing_folders_are_made_owner_only(tmp_path: Path) -> None:
+    """CHITTA_SOCKET_PATH in folders that are not there: each is made 0700, whatever the
+    umask; the folder that was there is left as it was."""
+    socket_path = tmp_path / "run" / "chitta" / "s.sock"
+    tmp_path.chmod(0o755)
+    daemon = Served(tmp_path / "h", socket=socket_path)
+    old = os.umask(0)  # the daemon inherits it
+    try:
+        daemon.start()
+    finally:
+        os.umask(old)
+    try:
+        for folder in (tmp_path / "run", tmp_path / "run" / "chitta"):
+            assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700, folder
+        assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o755
+        assert stat.S_IMODE(os.stat(socket_path).st_mode) == 0o600
+    finally:
+        daemon.stop()

@@ -9,13 +9,18 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from chitta.bench import hostile
-from chitta.bench.fault import Served
+from chitta.bench.fault import Served, serve_environment
 
 WRITES = ("remember", "forget", "add_triplet")
 CLIENTS = 3
@@ -130,3 +135,26 @@ def test_a_read_only_store_under_concurrent_clients_refuses_only_the_writes(
     serves_normally(daemon)
     daemon.stop()
     assert hostile.lost_writes(disk / "h" / "default.db", acks) == hostile.NOTHING_LOST
+
+
+@pytest.mark.parametrize("where", ["s.sock", "made/for/it/s.sock", "stale.sock"])
+def test_serve_with_a_socket_folder_that_cannot_be_written_says_so(
+    tmpfs, read_only, tmp_path: Path, where: str
+) -> None:
+    """The socket's folder on a read-only mount (the socket itself, its missing folders, or
+    a dead daemon's socket that must go): one clear line naming the socket and the cause."""
+    disk = tmpfs("1m")
+    socket_path = disk / where
+    if where == "stale.sock":
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+            dead.bind(str(socket_path))  # left behind, as by a daemon killed with -9
+    read_only(disk)
+    env = serve_environment(tmp_path / "h", {"CHITTA_SOCKET_PATH": str(socket_path)})
+    done = subprocess.run([sys.executable, "-m", "chitta", "serve"], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert str(socket_path) in lines[0] and "read-only" in lines[0].lower(), lines[0]
+    assert "CHITTA_SOCKET_PATH" in lines[0], lines[0]

@@ -1,8 +1,9 @@
-"""Generated tool arguments at the MCP wire: a real `python -m chitta mcp` on stdio (the SDK's
-own transport and dispatch) in front of a real daemon, sent raw JSON-RPC lines. Every call
-is answered — a tool result, flagged as an error with a chitta code when the arguments are
-wrong, or the SDK's invalid-parameters error — never an internal error, and the server
-answers a normal call after.
+"""Generated tool arguments at the MCP wire: a real `python -m chitta mcp` on stdio (chitta's
+own transport, mcp/stdio.py, and the SDK's dispatch) in front of a real daemon, sent raw
+JSON-RPC lines. Every call is answered — a tool result, flagged as an error with a chitta
+code when the arguments are wrong, or a JSON-RPC error — never an internal error, and the
+server answers a normal call after. A line that cannot be read is answered too, with the
+request's id when it can be read, else a null one; nothing is ever rewritten.
 
 (The checks of each operation's parameters have their own property test over the daemon;
 this one is about what reaches them through MCP.)
@@ -24,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from chitta.bench.fault import Served
+from chitta.daemon.protocol import MAX_REQUEST_BYTES
 from chitta.errors import error_class
 from chitta.mcp.server import tools
 
@@ -79,6 +81,17 @@ class Wire:
             except queue.Empty:
                 raise TimeoutError(f"no reply to {line[:200]!r}") from None
             if reply.get("id") == rid:
+                return reply
+
+    def answer(self, raw: bytes, rid: int | str | None = None) -> dict[str, Any]:
+        """The reply to ``raw`` (a line sent as it is), the next one whose id is ``rid``."""
+        self.send_raw(raw)
+        while True:
+            try:
+                reply = json.loads(self.lines.get(timeout=REPLY_TIMEOUT_S))
+            except queue.Empty:
+                raise TimeoutError(f"no reply to {raw[:200]!r}") from None
+            if "id" in reply and reply["id"] == rid:
                 return reply
 
     def call(self, tool: str, arguments: Any, **kw: Any) -> dict[str, Any]:
@@ -185,23 +198,34 @@ def test_arguments_that_are_not_an_object_are_refused_by_the_sdk(wire, arguments
     serves_normally(wire)
 
 
-def test_lines_that_are_not_json_do_not_stop_the_server(wire) -> None:
-    # The SDK answers none of these (it cannot know their id); it must read on.
-    for junk in (b"{not json\n", b"\xff\xfe\x00\n", b"[" * 50_000 + b"\n", b'"just text"\n',
-                 b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":7}\n'):  # fmt: skip
-        wire.send_raw(junk)
+@pytest.mark.parametrize(
+    ("junk", "code"),
+    [(b"{not json\n", -32700), (b"\xff\xfe\x00\n", -32700), (b"[" * 50_000 + b"\n", -32700),
+     (b'"just text"\n', -32600), (b'{"jsonrpc":"2.0","id":"\xff","method":"x"}\n', -32700)],
+)  # fmt: skip
+def test_a_line_that_is_no_request_is_answered_with_a_null_id(wire, junk, code) -> None:
+    # JSON-RPC 2.0: an error in detecting the id is answered with a null one.
+    reply = wire.answer(junk, None)
+    assert reply["error"]["code"] == code, reply
+    assert reply["error"]["data"]["code"] == "bad_argument", reply
     serves_normally(wire)
 
 
-# --- what the SDK's reader drops or rewrites ----------------------------------------------
+def test_a_request_of_the_wrong_shape_is_answered_with_its_id(wire) -> None:
+    reply = wire.answer(b'{"jsonrpc":"2.0","id":"x","method":"tools/call","params":7}\n', "x")
+    assert reply["error"]["code"] == -32600, reply
+    assert "params" in reply["error"]["message"], reply
+    serves_normally(wire)
 
 
-@pytest.mark.xfail(
-    reason="issue 17: the MCP SDK's reader drops a request whose JSON holds a "
-    "lone surrogate escape or a number past Python's 4,300 digits: no "
-    "answer at all, the client waits (no fix assigned)",
-    strict=True,
-)
+def test_blank_lines_are_passed_over(wire) -> None:
+    wire.send_raw(b"\n  \r\n\n")
+    serves_normally(wire)
+
+
+# --- what the SDK's own reader dropped or rewrote -----------------------------------------
+
+
 @pytest.mark.parametrize(
     "arguments",
     [
@@ -222,9 +246,6 @@ def test_a_call_the_sdk_cannot_read_is_still_answered(wire, arguments) -> None:
     assert body is None or body["error"] == "bad_argument", body
 
 
-@pytest.mark.xfail(reason="issue 17 part 4: bytes that are not UTF-8 in an MCP call are "
-                          "replaced with U+FFFD and stored, not refused (no fix assigned)",
-                   strict=True)  # fmt: skip
 def test_a_memory_with_bytes_that_are_not_utf8_is_refused_not_rewritten(wire) -> None:
     raw = (
         b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":{"name":"remember",'
@@ -239,3 +260,35 @@ def test_a_mebibyte_query_through_mcp_is_too_large(wire) -> None:
     assert body is not None and not body["ok"], f"served: {str(body)[:200]}"
     assert body["error"] == "too_large", body
     serves_normally(wire)
+
+
+def test_bytes_that_are_not_utf8_are_refused_naming_the_argument_and_the_byte(wire) -> None:
+    raw = (b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":{"name":"remember",'
+           b'"arguments":{"content":"caf\xe9 au lait"}}}\n')  # fmt: skip
+    reply = wire.request("", None, raw=raw)
+    assert reply["error"]["code"] == -32602, reply
+    message = reply["error"]["message"]
+    assert "params.arguments.content" in message and "0xe9" in message, message
+    assert reply["error"]["data"]["code"] == "bad_argument", reply
+    found = tool_error_or_result(wire.call("recall", {"query": "au lait", "strategy": "keyword"}))
+    assert found is not None and found["ok"] and "lait" not in json.dumps(found), found
+
+
+def test_a_line_over_the_request_limit_is_too_large_and_the_server_reads_on(wire) -> None:
+    content = b"kayak " * (MAX_REQUEST_BYTES // 6 + 10)
+    raw = (b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":{"name":"remember",'
+           b'"arguments":{"content":"' + content + b'"}}}\n')  # fmt: skip
+    reply = wire.request("", None, raw=raw)
+    assert reply["error"]["code"] == -32600, reply
+    assert reply["error"]["data"]["code"] == "request_too_large", reply
+    assert f"{MAX_REQUEST_BYTES:,} bytes" in reply["error"]["message"], reply
+    serves_normally(wire)
+
+
+def test_a_line_just_within_the_request_limit_is_read(wire) -> None:
+    head = b'{"jsonrpc":"2.0","id":"ID","method":"tools/call","params":{"name":"memory_status",'
+    raw = head + b'"arguments":{}}' + b" " * MAX_REQUEST_BYTES
+    raw = raw[: MAX_REQUEST_BYTES - 2] + b"}\n"
+    assert len(raw) == MAX_REQUEST_BYTES
+    body = tool_error_or_result(wire.request("", None, raw=raw))
+    assert body is not None and body["ok"], body

@@ -103,6 +103,17 @@ def test_content_over_its_limit_is_content_too_long_a_kind_of_too_large() -> Non
     check_params(OPERATIONS["remember"], {"content": "x" * MAX_CONTENT_CHARS})
 
 
+def test_content_is_measured_as_remember_keeps_it_without_surrounding_whitespace() -> None:
+    """The edge counts what the API stores (it strips the content), and says what to do."""
+    remember = OPERATIONS["remember"]
+    check_params(remember, {"content": "x" * MAX_CONTENT_CHARS + "\n"})
+    check_params(remember, {"content": " \t" + "x" * MAX_CONTENT_CHARS + "\r\n\n"})
+    with pytest.raises(ContentTooLong) as refused:
+        check_params(remember, {"content": "x" * (MAX_CONTENT_CHARS + 1) + "\n"})
+    assert str(refused.value) == ("content is 32,769 characters; the limit is 32,768 — split a "
+                                  "document into memories of one idea each")  # fmt: skip
+
+
 def test_tags_as_one_string_have_room_for_every_tag_and_no_more() -> None:
     remember = OPERATIONS["remember"]
     most = ",".join(f"{i:02d}" + "t" * 62 for i in range(32))  # 32 tags of 64
@@ -167,11 +178,14 @@ def test_every_number_parameter_has_a_range() -> None:
 # --- the CLI refuses the same, before it opens a store ---------------------------------
 
 
-def chitta(tmp_path: Path, *args: str | bytes) -> subprocess.CompletedProcess:
+def _env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    env["CHITTA_HOME"] = str(tmp_path / "home")
+    return {**env, "CHITTA_HOME": str(tmp_path / "home")}
+
+
+def chitta(tmp_path: Path, *args: str | bytes) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "chitta", *args], capture_output=True,
-                          env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+                          env=_env(tmp_path), cwd=tmp_path, timeout=120)  # fmt: skip
 
 
 def test_the_cli_refuses_a_query_over_the_limit_by_name(tmp_path: Path) -> None:
@@ -189,3 +203,21 @@ def test_the_cli_refuses_arguments_that_are_not_utf8(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert b"query is not Unicode text" in done.stderr
     assert b"Traceback" not in done.stderr
+
+
+def test_the_cli_remembers_a_memory_of_the_limit_piped_with_its_newline(tmp_path: Path) -> None:
+    words = ("the kayak club meets at the harbor lantern every tuesday " * 700)[:MAX_CONTENT_CHARS]
+    content = words[:-1] + "x"  # the limit exactly, nothing to strip at either end
+    done = subprocess.run([sys.executable, "-m", "chitta", "remember", "--json", "-"],
+                          input=(content + "\n").encode(), capture_output=True, cwd=tmp_path,
+                          env=_env(tmp_path), timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert b'"ok": true' in done.stdout, done.stdout
+    longer = subprocess.run([sys.executable, "-m", "chitta", "remember", "-"],
+                            input=(content + "y\n").encode(), capture_output=True,
+                            cwd=tmp_path, env=_env(tmp_path), timeout=300)  # fmt: skip
+    assert longer.returncode == 2, longer.stderr
+    assert longer.stderr.decode().strip() == (
+        "error: content is 32,769 characters; the limit is 32,768 — split a document into "
+        "memories of one idea each"
+    )

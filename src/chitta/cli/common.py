@@ -29,6 +29,46 @@ class OutputFailed(WriteFailed):
     _by_code = False  # not a cause of its own: the code finds WriteFailed
 
 
+class _Stdout(io.FileIO):
+    """Descriptor 1 as the process's stdout is written: a write that fails raises
+    :class:`OutputFailed`, and what is written after goes to the null device."""
+
+    def write(self, data: Any) -> int:
+        try:
+            return super().write(data)
+        except BlockingIOError:
+            raise  # a non-blocking stdout that is full for now: the buffer retries
+        except OSError as exc:
+            _discard_stdout()
+            raise OutputFailed(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
+def guard_stdout() -> None:
+    """Make a failed write to this process's stdout (a full disk behind ``>``, a reader that
+    went away) an :class:`OutputFailed` wherever it happens: rich, click's help, ``print``.
+    Only the process's own stdout is replaced (not one a test or a runner put there)."""
+    current = sys.stdout
+    if current is None or current is not sys.__stdout__:
+        return
+    try:
+        fd = current.fileno()
+        current.flush()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return  # unusable already: left as it is
+    buffered = io.BufferedWriter(_Stdout(fd, "wb", closefd=False))
+    sys.stdout = io.TextIOWrapper(buffered, encoding=current.encoding, errors=current.errors,
+                                  line_buffering=current.line_buffering)  # fmt: skip
+
+
+def _discard_stdout() -> None:
+    """Point descriptor 1 at the null device: what is still buffered goes nowhere (not into
+    a second error when Python flushes stdout on the way out)."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 @contextmanager
 def output() -> Iterator[None]:
     """Printing a reply: an OSError on stdout becomes an :class:`OutputFailed`, not a
@@ -37,10 +77,7 @@ def output() -> Iterator[None]:
         yield
         sys.stdout.flush()
     except OSError as exc:
-        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # what is still buffered goes nowhere
-            os.close(devnull)
+        _discard_stdout()
         raise OutputFailed(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,6 +30,7 @@ from chitta.cli.bench_mcp_size import mcp_size as _mcp_size  # noqa: F401 - `ben
 from chitta.cli.bench_soak import soak as _soak  # noqa: F401 - registers `bench soak`
 from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
 from chitta.cli.common import errors as _errors
+from chitta.cli.common import guard_stdout
 from chitta.cli.common import settings_of as _settings
 from chitta.cli.model import model
 from chitta.config import load_settings
@@ -36,7 +39,20 @@ from chitta.hooks.cli import hook, hooks, setup
 from chitta.scope import RealmChoice
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ChittaGroup(click.Group):
+    """The ``chitta`` group: stdout that cannot be written is ``write_failed`` (exit 4) in
+    every command, its help and its version, never a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        guard_stdout()
+        with _errors():
+            try:
+                return super().main(*args, **kwargs)
+            finally:
+                sys.stdout.flush()  # now, so a failure is said (not Python's at exit)
+
+
+@click.group(cls=ChittaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="chitta")
 @click.option("--home", type=click.Path(path_type=Path), help="Data directory (CHITTA_HOME).")
 @click.option("--store", "store_name", help="Store name under the home (CHITTA_STORE).")

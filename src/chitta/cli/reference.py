@@ -18,10 +18,10 @@ the CLI spells them as options (`agent_id` is `--agent`), except the positional 
 parameter left out takes its default; the realm, left out, is the realm rule's
 ([configuration](configuration.md#the-realm-rule)). Every text has a size limit (the range
 column; "chars" are characters, not bytes), and a list a limit on its items: a value over
-either is refused with the error `too_large` (`content_too_long` for a memory's content),
-naming the parameter and the limit, at every edge — the daemon, MCP, the CLI
-([daemon](daemon.md#errors)). This page is generated: `python -m chitta.cli.reference >
-docs/operations.md`.
+either is refused with the error `too_large` (`content_too_long` for a memory's content,
+counted as it is stored: without the whitespace around it), naming the parameter and the
+limit, at every edge — the daemon, MCP, the CLI ([daemon](daemon.md#errors)). This page is
+generated: `python -m chitta.cli.reference > docs/operations.md`.
 """
 
 

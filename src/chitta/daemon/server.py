@@ -40,7 +40,8 @@ from chitta.daemon import connections, memory, protocol
 from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
 from chitta.daemon.workers import Workers
-from chitta.errors import AlreadyRunning, ChittaError, InputError, StoreError
+from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
+from chitta.files import private_dir
 from chitta.ops.spec import Context
 
 log = logging.getLogger(__name__)
@@ -159,20 +160,37 @@ class Daemon:
                 f"socket path {self.path} is longer than {MAX_SOCKET_PATH} bytes; "
                 "set CHITTA_SOCKET_PATH to a shorter one"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._replace_stale()
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)  # the socket is owner-only from the moment it exists
         try:
-            listener.bind(str(self.path))
-        finally:
-            os.umask(old)
-        os.chmod(self.path, 0o600)
-        # A deep backlog: a burst of clients waits its turn (or is told busy) rather than
-        # failing to connect with EAGAIN.
-        listener.listen(socket.SOMAXCONN)
+            private_dir(self.path.parent)
+            self._replace_stale()
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError as exc:
+            raise self._unusable(exc) from None
+        try:
+            old = os.umask(0o177)  # the socket is owner-only from the moment it exists
+            try:
+                listener.bind(str(self.path))
+            finally:
+                os.umask(old)
+            os.chmod(self.path, 0o600)
+            # A deep backlog: a burst of clients waits its turn (or is told busy) rather than
+            # failing to connect with EAGAIN.
+            listener.listen(socket.SOMAXCONN)
+        except OSError as exc:
+            listener.close()
+            raise self._unusable(exc) from None
         listener.settimeout(0.2)  # so the accept loop sees a stop request
         return listener
+
+    def _unusable(self, exc: OSError) -> SocketUnusable:
+        """The error for a socket that could not be made at :attr:`path` because of ``exc``."""
+        reason = exc.strerror or str(exc)
+        if exc.filename and os.fsdecode(exc.filename) != str(self.path):
+            reason = f"{reason}: {os.fsdecode(exc.filename)}"  # the folder that failed
+        return SocketUnusable(
+            f"cannot make the daemon's socket {self.path} ({reason}); set "
+            "CHITTA_SOCKET_PATH to a path in a folder this user can write"
+        )
 
     def _replace_stale(self) -> None:
         """Remove a socket file left by a daemon that died; refuse one that answers."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from chitta.config import Settings, load_settings
 from chitta.daemon.client import daemon_answers
-from chitta.errors import ChittaError, InputError
+from chitta.errors import ChittaError, InputError, WriteFailed
 from chitta.hooks.config import HookSettings, load_hook_settings, realm_for
 from chitta.hooks.render import TAG, clip
 from chitta.recall.gate import GateSettings
@@ -163,7 +163,7 @@ def run_hook(
         try:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
-        except (OSError, UnicodeError):
+        except (OSError, UnicodeError, WriteFailed):  # (WriteFailed: the CLI's guarded stdout)
             pass  # nobody reads the output, or it cannot take the text; still exit 0
     # Abandoned lane threads are daemon threads: exit now without waiting for them.
     sys.exit(0)

@@ -10,7 +10,8 @@ over this process's working directory. Results are the daemon's JSON (``"ok": tr
 mcp/reply.py leans it for an agent (recall's compact rows unless ``verbose``);
 failures are ``{"ok": false, "error": <code>, "message": …}`` with the tool result flagged as
 an error, so the calling model reads which argument to fix. Stdout carries protocol messages
-only; logs go to stderr.
+only; logs go to stderr. The lines are read and written by chitta's own stdio transport
+(mcp/stdio.py), which answers every line it cannot hand to the SDK and rewrites none.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
 from chitta.errors import ChittaError, DaemonBusy, DaemonStarting, DaemonUnavailable
 from chitta.mcp.reply import lean, now_ms
+from chitta.mcp.stdio import stdio_streams
 from chitta.ops import OPERATIONS, Operation, check_params, given
 from chitta.ops.spec import with_realm
 from chitta.recall.gate import gate_reply
@@ -189,6 +191,13 @@ class ChittaMCP(MCPServer):
         now = now_ms() + self.forwarder.settings.clock_offset_ms  # CHITTA_CLOCK_OFFSET_MS
         return as_result(lean(name, reply, realm=params.get("realm", realm), verbose=verbose,
                               now_ms=now))  # fmt: skip
+
+    async def run_stdio_async(self) -> None:
+        """Serve on stdin and stdout through chitta's own transport (mcp/stdio.py), which
+        answers every line it cannot hand on and never rewrites one."""
+        async with stdio_streams() as (read_stream, write_stream):
+            server = self._lowlevel_server
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
     async def _learn_workspace(self, context: Any) -> None:
         """Once: the client's workspace (its first root) as the realm rule's folder, unless

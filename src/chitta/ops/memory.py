@@ -121,6 +121,7 @@ REMEMBER = Operation(
             positional=True,
             max_length=MAX_CONTENT_CHARS,
             too_large=ContentTooLong,
+            strip=True,
         ),
         Param(
             "kind",

@@ -82,6 +82,8 @@ class Param:
     left out, the type's default (:data:`LENGTHS`, :data:`ITEMS`). A value over either is
     refused as ``too_large`` — :class:`~chitta.errors.TooLarge`, or the subclass
     ``too_large`` names (content's is ContentTooLong) — whatever edge it came through.
+    ``strip`` counts a text's length without its surrounding whitespace, for a text the
+    operation keeps stripped (a memory's content: ``chitta remember -`` reads a newline too).
     """
 
     name: str
@@ -106,6 +108,7 @@ class Param:
     max_length: int | None = None
     max_items: int | None = None
     too_large: type[TooLarge] = TooLarge
+    strip: bool = False
 
     def __post_init__(self) -> None:
         if self.max_length is None and self.type in LENGTHS:
@@ -275,8 +278,9 @@ def _check_size(p: Param, value: Any) -> None:
     if isinstance(value, str) and length is not None:
         if p.type == "tags" and items is not None:
             length = items * (length + 1) - 1  # room for every tag and a comma between
-        if len(value) > length:
-            raise p.too_large(validate.too_long(p.name, len(value), length))
+        size = len(value.strip()) if p.strip else len(value)
+        if size > length:
+            raise p.too_large(validate.too_long(p.name, size, length) + p.too_large.hint)
     elif isinstance(value, list) and items is not None:
         if len(value) > items:
             raise p.too_large(f"{p.name} has {len(value):,} items; the limit is {items:,}")
