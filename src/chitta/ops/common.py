@@ -33,7 +33,7 @@ SESSION = Param("session", "text", "The asking session: its recent memories prim
                 "primes recall (the ctx lane).")  # fmt: skip
 LIMIT = Param("limit", "int", "At most this many memories.", default=10, minimum=1,
               maximum=MAX_LIMIT, short="-n")  # fmt: skip
-STRATEGY = Param("strategy", "text", "Lanes: hybrid (main ones), one, or field (all but xr).",
+STRATEGY = Param("strategy", "text", "Lanes: hybrid (main), one, or field (all but xr).",
                  default="hybrid", choices=tuple(PRESETS), max_length=MAX_WORD_CHARS,
                  short="-s")  # fmt: skip
 TRACE = Param("trace", "flag", "Add the recall trace (no text).",

@@ -51,11 +51,6 @@ LENGTHS: Mapping[str, int] = {"text": validate.MAX_TEXT_CHARS, "when": validate.
                               "tags": validate.MAX_TAG_CHARS, "list": validate.MAX_WORD_CHARS,
                               "object": validate.MAX_WORD_CHARS}  # fmt: skip
 ITEMS: Mapping[str, int] = {"tags": validate.MAX_TAGS, "list": 32, "object": 32}
-#: The schema states a text's limit from this many characters on: free text (a query, a
-#: memory, JSONL). A name's or an id's (a few hundred characters, far beyond what one holds)
-#: would cost every MCP request its characters, the tool list going with each; the checks
-#: refuse an over-long one by name all the same. A list's limits are always stated.
-SCHEMA_LENGTH_FROM = validate.MAX_QUERY_CHARS
 #: The whole numbers SQLite stores (a 64-bit signed integer).
 INT64 = (-(2**63), 2**63 - 1)
 _WORDS = {"text": "text", "int": "a whole number", "number": "a number", "flag": "true or false",
@@ -84,6 +79,8 @@ class Param:
     ``too_large`` names (content's is ContentTooLong) — whatever edge it came through.
     ``strip`` counts a text's length without its surrounding whitespace, for a text the
     operation keeps stripped (a memory's content: ``chitta remember -`` reads a newline too).
+    The MCP schema does not state these limits: they lie far beyond what a model sends, and
+    the tool list goes with every request; the checks refuse an over-long value by name.
     """
 
     name: str
@@ -132,12 +129,6 @@ class Param:
             out["minimum"] = _number(self.minimum)
         if self.maximum is not None:
             out["maximum"] = _number(self.maximum)
-        if self.max_length is not None and "enum" not in out:
-            if out.get("type") == "string" and self.max_length >= SCHEMA_LENGTH_FROM:
-                out["maxLength"] = self.max_length
-            elif out.get("type") == "array":
-                out["maxItems"] = self.max_items
-                out["items"] = {**out.get("items", {}), "maxLength": self.max_length}
         # A flag left out is false: saying so costs every request a few characters.
         if self.default is not None and self.default is not False:
             out["default"] = self.default
