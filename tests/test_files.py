@@ -59,16 +59,17 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path: Path)
     assert not (tmp_path / "new.jsonl").exists()
 
 
-def test_a_full_file_system_is_write_failed_and_nothing_is_left(tmpfs) -> None:
-    old = tmpfs.path / "report.html"
+def test_a_full_file_system_is_write_failed_and_nothing_is_left(tmpfs, filler) -> None:
+    disk = tmpfs("64k")
+    old = disk / "report.html"
     old.write_text("<p>old</p>")
-    tmpfs.fill()
-    for target in (old, tmpfs.path / "new.html"):
+    filler(disk)
+    for target in (old, disk / "new.html"):
         with pytest.raises(WriteFailed, match="No space left on device") as caught:
             files.write_text_private(target, "<p>new</p>" * 1000)
         assert caught.value.code == "write_failed" and str(target) in str(caught.value)
     assert old.read_text() == "<p>old</p>"
-    assert sorted(p.name for p in tmpfs.path.iterdir()) == [".filler", "report.html"]
+    assert sorted(p.name for p in disk.iterdir()) == ["filler", "report.html"]
 
 
 def test_a_device_is_written_in_place_never_replaced(full_device: Path) -> None:

@@ -340,7 +340,7 @@ def test_a_file_written_over_becomes_owner_only(tmp_path: Path) -> None:
 
 
 def test_a_report_is_owner_only_under_umask_000_and_whole_or_not_at_all(
-    tmp_path: Path, tmpfs, umask0
+    tmp_path: Path, tmpfs, filler, umask0
 ) -> None:
     write_files(tmp_path)
     config = tmp_path / "cited.toml"
@@ -349,8 +349,9 @@ def test_a_report_is_owner_only_under_umask_000_and_whole_or_not_at_all(
     out = tmp_path / "report.html"
     assert cli(tmp_path / "home", *ask, str(out)).exit_code == 0
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
-    tmpfs.fill()
-    full = tmpfs.path / "report.html"
+    disk = tmpfs("64k")
+    filler(disk)
+    full = disk / "report.html"
     result = cli(tmp_path / "home", *ask, str(full))
     assert result.exit_code == 4, result.stderr
     assert f"cannot write {full}: the disk is full (No space left on device)" in result.stderr

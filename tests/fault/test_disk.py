@@ -6,8 +6,6 @@ its own, in process, through the CLI and through one daemon client.)"""
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
 import socket
 import subprocess
@@ -24,20 +22,6 @@ from chitta.bench.fault import Served, serve_environment
 
 WRITES = ("remember", "forget", "add_triplet")
 CLIENTS = 3
-
-
-def fill(folder: Path) -> Path:
-    """A file in ``folder`` that takes all the space its file system has left."""
-    filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        for size in (1 << 16, 1 << 12, 1):  # big pieces, then the last bytes
-            with contextlib.suppress(OSError):
-                while os.write(fd, b"\0" * size):
-                    pass
-    finally:
-        os.close(fd)
-    return filler
 
 
 class Clients:
@@ -82,7 +66,7 @@ def refused(outcomes: dict[str, int]) -> dict[str, int]:
 
 
 def test_a_disk_that_fills_under_concurrent_writers_keeps_what_it_acknowledged(
-    tmpfs, serve: Callable[..., Served], tmp_path: Path, serves_normally
+    tmpfs, filler, serve: Callable[..., Served], tmp_path: Path, serves_normally
 ) -> None:
     disk = tmpfs("16m")
     daemon = serve(disk / "h", log=tmp_path / "serve.log")
@@ -90,9 +74,9 @@ def test_a_disk_that_fills_under_concurrent_writers_keeps_what_it_acknowledged(
     clients = Clients(daemon, acks)
     try:
         before = clients.stage(1.0)
-        filler = fill(disk)
+        filled = filler(disk)
         full = clients.stage(2.0, until=lambda t: bool(refused(t)))
-        filler.unlink()
+        filled.unlink()
         # Requests sent while the disk was still full may be answered store_full after it:
         # a settling stage takes them (checked for internal errors only) before "after".
         settling = clients.stage(

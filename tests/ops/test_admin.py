@@ -57,18 +57,21 @@ def test_an_export_over_a_world_readable_file_is_owner_only(
     assert _mode(out) == 0o600 and SECRET in out.read_text(encoding="utf-8")
 
 
-def test_an_export_on_a_full_disk_is_write_failed_and_leaves_no_part(chitta: Chitta, tmpfs) -> None:
+def test_an_export_on_a_full_disk_is_write_failed_and_leaves_no_part(
+    chitta: Chitta, tmpfs, filler
+) -> None:
+    disk = tmpfs("64k")
     chitta.remember(SECRET)
-    old = tmpfs.path / "dump.jsonl"
+    old = disk / "dump.jsonl"
     old.write_text("the previous export\n")
-    tmpfs.fill()
-    for target in (old, tmpfs.path / "new.jsonl"):
+    filler(disk)
+    for target in (old, disk / "new.jsonl"):
         with pytest.raises(ChittaError) as caught:
             _call(chitta, "export_memories", path=str(target))
         assert caught.value.code == "write_failed" and caught.value.exit_code == 4
         assert str(target) in str(caught.value) and "No space left" in str(caught.value)
     assert old.read_text() == "the previous export\n"  # kept whole, not half replaced
-    assert _leftovers(tmpfs.path, {"dump.jsonl", ".filler"}) == []  # no temporary file
+    assert _leftovers(disk, {"dump.jsonl", "filler"}) == []  # no temporary file
 
 
 def test_an_export_to_a_full_device_is_write_failed_and_the_device_stays(
@@ -128,17 +131,18 @@ def test_a_backup_is_owner_only_under_umask_000(chitta: Chitta, tmp_path: Path, 
 
 
 def test_a_backup_on_a_full_disk_is_write_failed_and_keeps_the_old_backup(
-    chitta: Chitta, tmpfs
+    chitta: Chitta, tmpfs, filler
 ) -> None:
+    disk = tmpfs("64k")
     chitta.remember(SECRET)
-    old = tmpfs.path / "snap.db"
+    old = disk / "snap.db"
     old.write_bytes(b"the previous backup")
-    tmpfs.fill()
+    filler(disk)
     with pytest.raises(ChittaError) as caught:
         _call(chitta, "backup", path=str(old))
     assert caught.value.code == "write_failed" and str(old) in str(caught.value)
     assert old.read_bytes() == b"the previous backup"
-    assert _leftovers(tmpfs.path, {"snap.db", ".filler"}) == []
+    assert _leftovers(disk, {"snap.db", "filler"}) == []
 
 
 # --- imports ---------------------------------------------------------------------------------
