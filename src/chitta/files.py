@@ -103,13 +103,23 @@ def replacing(path: Path) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
-        _sync(tmp, os.O_RDONLY)
+        sync_file(tmp)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     with contextlib.suppress(OSError):  # the data is safe; the new name's durability is a bonus
-        _sync(target.parent, os.O_RDONLY | os.O_DIRECTORY)
+        sync_folder(target.parent)
+
+
+def sync_file(path: Path) -> None:
+    """Make the bytes of the file at ``path`` durable."""
+    _sync(path, os.O_RDONLY)
+
+
+def sync_folder(folder: Path) -> None:
+    """Make the names in ``folder`` durable (a new or renamed file survives a crash)."""
+    _sync(folder, os.O_RDONLY | os.O_DIRECTORY)
 
 
 def _sync(path: Path, flags: int) -> None:

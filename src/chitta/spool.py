@@ -110,14 +110,6 @@ def _folder(path: Path) -> Path:
     return folder
 
 
-def _sync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _same_file(fd: int, path: Path) -> bool:
     try:
         return os.fstat(fd).st_ino == os.stat(path).st_ino
@@ -159,7 +151,7 @@ def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
         finally:
             os.close(fd)
         if created:
-            _sync_dir(folder)  # the new name is as durable as its contents
+            files.sync_folder(folder)  # the new name is as durable as its contents
         return record["id"]
 
 
@@ -196,7 +188,7 @@ def claim(path: Path) -> Path | None:
             return None  # another intake claimed it first
         target = path.with_name(f"{path.stem}{_INTAKE_INFIX}{time.time_ns():020d}.jsonl")
         os.rename(path, target)
-        _sync_dir(path.parent)
+        files.sync_folder(path.parent)
         return target
     finally:
         os.close(fd)
@@ -236,18 +228,18 @@ def take_in(
     ``refused`` is counted and skipped; any other exception stops the intake (the rest waits).
     """
     claim(path)
-    files = claimed(path)
-    if not files:
+    waiting = claimed(path)
+    if not waiting:
         return None
     counts = {"taken": 0, "corrupt": 0, "refused": 0, "files": 0}
     complete = True
     try:
-        for file in files:
+        for file in waiting:
             if not _take_file(file, apply, meta, refused, stopping, counts):
                 complete = False
                 break
             file.unlink()
-            _sync_dir(file.parent)
+            files.sync_folder(file.parent)
             counts["files"] += 1
     except Exception:
         complete = False

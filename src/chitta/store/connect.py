@@ -17,6 +17,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from chitta import files
 from chitta.errors import ChittaError, StoreCorrupt, StoreReadOnly
 from chitta.store import faults, migrations, shape
 
@@ -54,7 +55,7 @@ def create(path: Path) -> None:
     os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     try:
         open_writer(tmp).close()  # the schema; closing folds the log into the file
-        sync_file(tmp)
+        files.sync_file(tmp)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -65,25 +66,7 @@ def create(path: Path) -> None:
             os.rename(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    sync_folder(path.parent)
-
-
-def sync_file(path: Path) -> None:
-    """Make the bytes of the file at ``path`` durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def sync_folder(folder: Path) -> None:
-    """Make the names in ``folder`` durable (a new or renamed file survives a crash)."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    files.sync_folder(path.parent)
 
 
 def open_read_only(

@@ -20,6 +20,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from chitta import files
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
 from chitta.store import ann_sidecar, connect, faults, migrations, shape
 from chitta.store.lock import InstanceLock
@@ -130,7 +131,7 @@ def _swap(path: Path, source: Path) -> Path | None:
         os.rename(new, path)
     finally:
         new.unlink(missing_ok=True)
-    connect.sync_folder(path.parent)
+    files.sync_folder(path.parent)
     # The HNSW graphs of the old contents: rebuilt from the restored vectors on next use.
     ann_sidecar.sidecar_path(path).unlink(missing_ok=True)
     return saved
@@ -154,7 +155,7 @@ def _copy_of(source: Path, path: Path) -> Path:
         finally:
             src.close()
         connect.open_writer(new).close()  # WAL, the schema migrated; the log folded in
-        connect.sync_file(new)
+        files.sync_file(new)
     except BaseException:
         new.unlink(missing_ok=True)
         raise
