@@ -429,6 +429,10 @@ class Store:
         with self.transaction() as conn:
             conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
+    def meta_items(self) -> dict[str, str]:
+        """Every metadata entry, by key."""
+        return dict(self._query("SELECT key, value FROM meta ORDER BY key"))
+
     def model_identity(self) -> ModelIdentity | None:
         raw = self.meta("model")
         return ModelIdentity(**json.loads(raw)) if raw else None
