@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 from chitta.embed.base import ModelIdentity
-from chitta.store import ann_sidecar
 from chitta.store.records import Memory, Scope
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, ann_sidecar
 from chitta.store.vectors import VectorIndex
 
 MakeMemory = Callable[..., Memory]  # the make_memory fixture (tests/conftest.py)

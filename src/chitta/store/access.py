@@ -6,7 +6,8 @@ a synced write. So each recall's record goes into an in-memory buffer, which a b
 thread writes in one transaction when :data:`FLUSH_EVERY` records are pending, at most
 :data:`FLUSH_SECONDS` after a record arrives, and when the store closes. Reads merge the
 buffer with the tables, so an access counts the moment it is recorded. A crash of the
-process loses at most the unflushed buffer (docs/recall.md).
+process loses at most the unflushed buffer (docs/recall.md). A backend writes a batch and
+reads the merged views in its own SQL (store/sqlite/access.py).
 
 Only the last :data:`KEEP_ACCESSES` access times of a memory are kept; ``access_count`` keeps
 the total, and the older accesses enter the activation through Petrov's approximation
@@ -16,9 +17,8 @@ the total, and the older accesses enter the activation through Petrov's approxim
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -161,120 +161,3 @@ class AccessLog:
                 self.flush()
             except Exception as exc:  # kept in the buffer; the next round tries again
                 log.warning("access history flush failed (%s); will retry", type(exc).__name__)
-
-
-# --- SQL: writing a batch and reading merged views --------------------------------------------
-
-
-def _marks(n: int) -> str:
-    return ", ".join("?" * n)
-
-
-def _live(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
-    found: set[str] = set()
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        rows = conn.execute(f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))})", chunk)
-        found.update(r[0] for r in rows)
-    return found
-
-
-def write_batch(conn: sqlite3.Connection, batch: Sequence[AccessRecord]) -> None:
-    """Write ``batch`` inside the caller's transaction; ids purged meanwhile are skipped."""
-    touched = list(dict.fromkeys(i for rec in batch for i in rec.ids))
-    live = _live(conn, touched)
-    conn.executemany(
-        "INSERT INTO access_log (memory_id, at) VALUES (?, ?)",
-        [(i, rec.at) for rec in batch for i in rec.ids if i in live],
-    )
-    counts: dict[str, tuple[int, int]] = {}
-    for rec in batch:
-        for i in rec.ids:
-            n, last = counts.get(i, (0, 0))
-            counts[i] = (n + 1, max(last, rec.at))
-    conn.executemany(
-        "UPDATE memories SET access_count = access_count + ?, "
-        "last_accessed = max(coalesce(last_accessed, 0), ?) WHERE id = ?",
-        [(n, last, i) for i, (n, last) in counts.items() if i in live],
-    )
-    conn.executemany(
-        "DELETE FROM access_log WHERE memory_id = ? AND rowid NOT IN (SELECT rowid FROM "
-        "access_log WHERE memory_id = ? ORDER BY at DESC, rowid DESC LIMIT ?)",
-        [(i, i, KEEP_ACCESSES) for i in touched if i in live],
-    )
-    conn.executemany(
-        "INSERT INTO co_access (a, b, weight, updated_at) VALUES (?, ?, min(?, ?), ?) "
-        "ON CONFLICT (a, b) DO UPDATE SET weight = min(?, co_access.weight + excluded.weight), "
-        "updated_at = excluded.updated_at",
-        [
-            (a, b, MAX_CO_WEIGHT, inc, at, MAX_CO_WEIGHT)
-            for (a, b), (inc, at) in pair_increments(batch).items()
-            if a in live and b in live
-        ],
-    )
-
-
-def read_history(
-    conn: sqlite3.Connection, ids: Sequence[str], pending: Sequence[AccessRecord]
-) -> dict[str, AccessHistory]:
-    """Each id's last :data:`KEEP_ACCESSES` access times and total count, buffer included."""
-    times: dict[str, list[int]] = {i: [] for i in ids}
-    counts: dict[str, int] = dict.fromkeys(ids, 0)
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start : start + 500])
-        marks = _marks(len(chunk))
-        for mid, at in conn.execute(
-            f"SELECT memory_id, at FROM access_log WHERE memory_id IN ({marks})", chunk
-        ):
-            times[mid].append(at)
-        for mid, n in conn.execute(
-            f"SELECT id, access_count FROM memories WHERE id IN ({marks})", chunk
-        ):
-            counts[mid] = n
-    for rec in pending:
-        for i in rec.ids:
-            if i in times:
-                times[i].append(rec.at)
-                counts[i] += 1
-    return {
-        i: AccessHistory(tuple(sorted(t, reverse=True)[:KEEP_ACCESSES]), max(counts[i], len(t)))
-        for i, t in times.items()
-    }
-
-
-def read_co_access(
-    conn: sqlite3.Connection, ids: Sequence[str], pending: Sequence[AccessRecord]
-) -> dict[tuple[str, str], float]:
-    """Co-access weights of the pairs within ``ids``, keyed (smaller, larger); buffer included."""
-    wanted = set(ids)
-    weights: dict[tuple[str, str], float] = {}
-    chunk = sorted(wanted)
-    if len(chunk) >= 2:
-        for start in range(0, len(chunk), 400):
-            part = chunk[start : start + 400]
-            marks = _marks(len(part))
-            rows = conn.execute(
-                f"SELECT a, b, weight FROM co_access WHERE a IN ({marks})", part
-            ).fetchall()
-            weights.update(((a, b), w) for a, b, w in rows if b in wanted)
-    for pair, (inc, _) in pair_increments(pending).items():
-        if pair[0] in wanted and pair[1] in wanted:
-            weights[pair] = min(MAX_CO_WEIGHT, weights.get(pair, 0.0) + inc)
-    return weights
-
-
-def read_neighbours(
-    conn: sqlite3.Connection, memory_id: str, pending: Sequence[AccessRecord], limit: int
-) -> list[tuple[str, float]]:
-    """The memories most often returned with ``memory_id``: (id, weight), heaviest first."""
-    weights: dict[str, float] = {}
-    for a, b, w in conn.execute(
-        "SELECT a, b, weight FROM co_access WHERE a = ? OR b = ?", (memory_id, memory_id)
-    ):
-        weights[b if a == memory_id else a] = w
-    for (a, b), (inc, _) in pair_increments(pending).items():
-        if memory_id in (a, b):
-            other = b if a == memory_id else a
-            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
-    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ranked[:limit]

@@ -1,7 +1,7 @@
 """The store's interface: what every backend (SQLite, PostgreSQL) offers the rest of chitta.
 
 Nothing outside ``chitta.store`` imports a backend; it opens a store with
-:func:`chitta.store.open_store` and talks to it through this protocol only (a layering test
+:func:`chitta.store.backends.open_store` and talks to it through this protocol only (a layering test
 enforces that). Every method takes and returns chitta's own types: plain terms for keyword
 search, vectors as numpy arrays, records from ``store/records.py``. A backend's own failures
 (``sqlite3.Error``, ``psycopg.Error``, ``OSError``) come out as :class:`chitta.errors.StoreError`
@@ -169,6 +169,10 @@ class Store(Protocol):
     ) -> list[tuple[str, float]]:
         """:meth:`vector_search` over every realm but ``scope``'s (its agent and channel)."""
 
+    def vector_search_is_approximate(self, realm: str) -> bool:
+        """Whether :meth:`vector_search` of ``realm`` goes through an approximate index (an
+        HNSW graph) now, rather than an exhaustive search."""
+
     def sparse_search(self, vector: np.ndarray, scope: Scope, k: int) -> list[tuple[str, float]]:
         """The hdc lane: the ``k`` live memories of ``scope`` sharing most sparse features
         with ``vector`` (store/sparse.py)."""
@@ -315,6 +319,14 @@ class Store(Protocol):
 
     def size_bytes(self) -> int:
         """The store's bytes on disk."""
+
+    def disk_usage(self) -> dict[str, int]:
+        """The store's bytes by part: ``memories``, ``embeddings``, ``keywords`` (the keyword
+        index) and ``other``, with whatever the backend writes ahead settled first (SQLite's
+        write-ahead log folded into the file). For the benchmarks' bytes per memory."""
+
+    def schema_version(self) -> int:
+        """The version of the backend's schema the store is at."""
 
     def integrity_check(self) -> str:
         """``ok``, or what the backend found wrong."""

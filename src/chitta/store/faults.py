@@ -1,27 +1,22 @@
-"""What the file system's failures mean for a store, as chitta's errors: the one mapping.
+"""What the file system's failures mean for chitta's files, as chitta's errors.
 
-Every write of the store (its transactions, its creation, its lock file, backups) and every
-read runs inside :func:`mapped`, or re-raises through :func:`store_error`: a full disk or quota
-(SQLITE_FULL, ENOSPC, EDQUOT) is :class:`StoreFull`, a file or folder that cannot be written
-(SQLITE_READONLY, EROFS, EACCES) is :class:`StoreReadOnly`, and pages SQLite cannot read
-(SQLITE_CORRUPT, SQLITE_NOTADB) are :class:`StoreCorrupt` — each naming the store. Anything
-else is left as it was raised: a bug should look like one.
+A full disk or quota (ENOSPC, EDQUOT) is :class:`StoreFull`, a file or folder that cannot be
+written (EROFS, EACCES) is :class:`StoreReadOnly`, each naming the file; anything else is left
+as it was raised: a bug should look like one. The spool (chitta/spool.py) uses this module, so
+it imports the standard library and chitta's errors only; a backend adds its own failures
+(store/sqlite/faults.py: SQLite's result codes) on top.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from chitta.errors import StoreCorrupt, StoreError, StoreFull, StoreReadOnly
 
-#: An I/O error while the store's disk has less room than this is taken for a full disk:
-#: SQLite reports a -shm file it could not grow as SQLITE_IOERR, not SQLITE_FULL.
-LOW_SPACE_BYTES = 1 << 20
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 RESTORE_HINT = "restore a backup with `chitta restore-backup FILE` (it keeps this file beside it)"
@@ -68,44 +63,13 @@ def corrupt(path: Path, detail: str) -> StoreCorrupt:
 def store_error(
     exc: BaseException, path: Path, doing: str = "", what: str = "the store", reads: bool = True
 ) -> StoreError | None:
-    """The store error ``exc`` stands for, or None when it is not a file system failure."""
-    if isinstance(exc, sqlite3.Error):
-        primary = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-        text = str(exc)
-        if primary == sqlite3.SQLITE_FULL or "database or disk is full" in text:
-            return full(path, doing, what=what, reads=reads)
-        if primary == sqlite3.SQLITE_READONLY or "readonly database" in text:
-            return read_only(path, "SQLite cannot write it", doing, what=what, reads=reads)
-        if primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
-            # SQLite's I/O errors carry no errno: ask the file system what it is short of.
-            if _low(path):
-                return full(path, doing, what=what, reads=reads)
-            if _mounted_read_only(path):
-                return read_only(path, "its file system is mounted read-only", doing,
-                                 what=what, reads=reads)  # fmt: skip
-        if primary in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in text:
-            return corrupt(path, f"SQLite: {text}")
-        return None
+    """The store error the file system failure ``exc`` stands for, or None when it is none."""
     if isinstance(exc, OSError) and not isinstance(exc, BlockingIOError):
         if exc.errno in _FULL_ERRNOS:
             return full(path, doing, what=what, reads=reads)
         if exc.errno in _READ_ONLY_ERRNOS:
             return read_only(path, exc.strerror or "", doing, what=what, reads=reads)
     return None
-
-
-def _low(path: Path) -> bool:
-    free = free_bytes(path)
-    return free is not None and free < LOW_SPACE_BYTES
-
-
-def _mounted_read_only(path: Path) -> bool:
-    """Whether ``path``'s file system is mounted read-only (as ext4 remounts itself after
-    an error: writes then fail with EROFS, which SQLite reports as an I/O error)."""
-    try:
-        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
 
 
 @contextmanager
@@ -117,7 +81,7 @@ def mapped(
     say that reading it still works)."""
     try:
         yield
-    except (sqlite3.Error, OSError) as exc:
+    except OSError as exc:
         error = store_error(exc, path, doing, what, reads)
         if error is None:
             raise

@@ -17,9 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chitta.store import keywords
 from chitta.store.records import Memory, Scope
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, keywords
 
 MakeMemory = Callable[..., Memory]  # the make_memory fixture (tests/conftest.py)
 

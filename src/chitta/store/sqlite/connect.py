@@ -19,7 +19,7 @@ from pathlib import Path
 
 from chitta import files
 from chitta.errors import ChittaError, StoreCorrupt, StoreReadOnly
-from chitta.store import faults, migrations, shape
+from chitta.store.sqlite import faults, migrations, shape
 
 
 def open_writer(path: Path) -> sqlite3.Connection:

@@ -13,14 +13,13 @@ import pytest
 
 from chitta.embed.base import ModelIdentity
 from chitta.errors import StoreCorrupt
-from chitta.store import migrations
 from chitta.store import triplets as triplet_table
 from chitta.store.access import AccessRecord
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
 from chitta.store.records import Alias, Episode, Memory, Scope, Source, Triplet
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, migrations
 
 MODEL = ModelIdentity("test-model", 4, "c" * 64)
 VECTOR = np.array([0.6, 0.8, 0.0, 0.0], dtype=np.float32)
@@ -194,7 +193,7 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
             assert [mid for mid, _ in s.keyword_search(["staging"], Scope("work"), 5)] == [
                 OLD_MEMORY.id
             ]
-            hits = s.vector_index().search(VECTOR, Scope("work"), 5)
+            hits = s.vector_search(VECTOR, Scope("work"), 5)
             assert [mid for mid, _ in hits] == [OLD_MEMORY.id]
         if version >= 2:
             assert s.episodes("old") == [OLD_EPISODE]
@@ -202,8 +201,7 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         if version >= 3:
             assert s.access_history([OLD_MEMORY.id])[OLD_MEMORY.id].times == (OLD_ACCESS,)
         if version >= 4:  # migration 5 keyed the loosely written triplet
-            found = triplet_table.find(
-                s.triplet_reads(),
+            found = s.find_triplets(
                 "old",
                 subjects=["ada lovelace"],
                 predicate="lives_in",

@@ -27,12 +27,11 @@ from chitta.errors import (
     StoreLocked,
     StoreMissing,
 )
-from chitta.store import migrations
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
 from chitta.store.records import Episode, Memory, Scope, Source, Triplet
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, migrations
 
 MakeMemory = Callable[..., Memory]
 

@@ -107,7 +107,7 @@ def test_close_on_a_full_store_keeps_what_was_acknowledged(store_path: Path, mak
 def test_os_errors_of_a_full_disk_map_to_store_full(tmp_path: Path) -> None:
     import errno
 
-    from chitta.store import faults
+    from chitta.store.sqlite import faults
 
     where = tmp_path / "x.db"
     for number in (errno.ENOSPC, errno.EDQUOT):

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from chitta import files
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
-from chitta.store import ann_sidecar, connect, faults, migrations, shape
-from chitta.store.lock import InstanceLock
+from chitta.store.sqlite import ann_sidecar, connect, faults, migrations, shape
+from chitta.store.sqlite.lock import InstanceLock
 
 DAMAGED = "damaged"
 PRE_RESTORE = "pre-restore"
@@ -111,7 +111,7 @@ def restore_file(path: Path, source: Path) -> Path | None:
             why = lock.refused or "its lock file cannot be written"
             raise faults.read_only(path, why, "restoring a backup")
     try:
-        with faults.mapped(path, "restoring the backup"):
+        with faults.sealed(path, "restoring the backup"):
             return _swap(path, source)
     finally:
         lock.release()

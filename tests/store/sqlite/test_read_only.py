@@ -131,7 +131,7 @@ def test_an_io_error_on_a_read_only_mount_is_store_read_only(ro_folder, read_onl
     SQLite's writes with an I/O error carrying no errno: the mount says what it was."""
     import sqlite3
 
-    from chitta.store import faults
+    from chitta.store.sqlite import faults
 
     read_only(ro_folder)
     if not os.statvfs(ro_folder).f_flag & os.ST_RDONLY:

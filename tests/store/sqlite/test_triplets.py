@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from chitta.store import triplets as table
 from chitta.store.records import Triplet
 from chitta.store.sqlite import Store
+from chitta.store.sqlite import triplets as table
 
 NOW = 1_000_000
 _ids = itertools.count()
@@ -24,7 +24,7 @@ def edge(s: str, p: str, o: str, w: float = 1.0, *, start: int = 0, end: int | N
 
 @pytest.fixture
 def reads(store: Store) -> table.Query:
-    return store.triplet_reads()
+    return store._query
 
 
 @pytest.fixture

@@ -16,8 +16,7 @@ import pytest
 from chitta.api import Chitta
 from chitta.config import Settings
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreLocked
-from chitta.store import migrations
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, migrations
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from chitta.errors import SchemaTooNew, StoreCorrupt
-from chitta.store import migrations
-from chitta.store.sqlite import Store
+from chitta.store.sqlite import Store, migrations
 
 
 def sha256(path: Path) -> str:

@@ -1,0 +1,126 @@
+"""The in-memory indexes built from the file on first use and kept current by the writes of
+this process (its instance lock makes it the only writer)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from chitta.errors import (
+    StoreCorrupt,
+)
+from chitta.store.corrections import CorrectionIndex
+from chitta.store.kinds import Kind
+from chitta.store.links import LinkIndex
+from chitta.store.sparse import SparseIndex, coder_for
+from chitta.store.sqlite import (
+    ann_sidecar,
+)
+from chitta.store.sqlite.connection import Connection, mapped_read
+from chitta.store.sqlite.rows import (
+    MEMORY_COLUMNS,
+    memory_from_row,
+)
+from chitta.store.terms import TermStats
+from chitta.store.vectors import VectorIndex
+
+
+class Indexes(Connection):
+    """The in-memory indexes, built on first use."""
+
+    # --- in-memory indexes -----------------------------------------------------------------
+
+    @mapped_read
+    def vector_index(self) -> VectorIndex:
+        """The in-memory index of live vectors, built from the file on first use."""
+        with self._mutex:
+            if self._vectors is None:
+                identity = self.model_identity()
+                rows = self._conn.execute(
+                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+                ).fetchall()
+                index = VectorIndex(
+                    identity.dim if identity else 0,
+                    capacity=max(1024, len(rows)),
+                    hnsw_min=self.hnsw_min,
+                )
+                if rows:
+                    if identity is None:
+                        raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
+                    index.add(
+                        [r[0] for r in rows],
+                        np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
+                            len(rows), identity.dim
+                        ),
+                        [(r[1], r[2], r[3]) for r in rows],
+                        graphs=False,
+                    )
+                    ann_sidecar.attach_graphs(
+                        index, ann_sidecar.sidecar_path(self.path), identity.as_dict()
+                    )
+                self._vectors = index
+            return self._vectors
+
+    def _save_graphs(self) -> None:
+        identity = self.model_identity()
+        if identity is not None and self._vectors is not None:
+            ann_sidecar.save_graphs(
+                self._vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
+            )
+
+    @mapped_read
+    def term_stats(self) -> TermStats:
+        """Word document frequencies per realm over live memories, built on first use."""
+        with self._mutex:
+            if self._terms is None:
+                stats = TermStats()
+                for realm, content in self._conn.execute(
+                    "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
+                ):
+                    stats.add(realm, content)
+                self._terms = stats
+            return self._terms
+
+    def links(self) -> LinkIndex:
+        """Entity postings of live memories per realm, built on first use."""
+        with self._mutex:
+            if self._links is None:
+                links = LinkIndex()
+                links.add_many(self.iter_memories())
+                self._links = links
+            return self._links
+
+    @mapped_read
+    def sparse_index(self) -> SparseIndex:
+        """The hdc lane's posting index of live memories' sparse codes, built on first use."""
+        with self._mutex:
+            if self._sparse is None:
+                identity = self.model_identity()
+                index = SparseIndex(coder_for(identity.dim if identity else 0))
+                rows = self._conn.execute(
+                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+                ).fetchall()
+                if rows:
+                    index.add(
+                        [r[0] for r in rows],
+                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+                        [(r[1], r[2], r[3]) for r in rows],
+                    )
+                self._sparse = index
+            return self._sparse
+
+    @mapped_read
+    def corrections(self) -> CorrectionIndex:
+        """The keyed index of current corrections (the ``corr`` lookup), built on first use."""
+        with self._mutex:
+            if self._corrections is None:
+                index = CorrectionIndex()
+                rows = self._conn.execute(
+                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE kind = ? "
+                    "AND deleted_at IS NULL AND superseded_by IS NULL",
+                    (Kind.CORRECTION.value,),
+                ).fetchall()
+                index.insert([memory_from_row(r) for r in rows])
+                self._corrections = index
+            return self._corrections

@@ -1,0 +1,301 @@
+"""Memories and episodes: writing, reading and forgetting them, with their vectors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from chitta.errors import (
+    MemoryNotFound,
+)
+from chitta.store.records import Episode, Memory, Source
+from chitta.store.sqlite import (
+    ann_sidecar,
+)
+from chitta.store.sqlite.connection import Connection, locked_write
+from chitta.store.sqlite.rows import (
+    MEMORY_COLUMNS,
+    PLACEHOLDERS,
+    UPDATE_COLUMNS,
+    UPDATE_PLACEHOLDERS,
+    memory_from_row,
+    memory_row,
+    update_row,
+)
+
+
+class Memories(Connection):
+    """Memories, their vectors and episodes."""
+
+    # --- memories ------------------------------------------------------------------------------
+
+    @locked_write
+    def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
+        """Insert memories (with their vectors, if any) in one transaction."""
+        with self.transaction() as conn:
+            conn.executemany(
+                f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({PLACEHOLDERS})",
+                (memory_row(m) for m, _ in items),
+            )
+            conn.executemany(
+                "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?)",
+                ((m.id, v.astype(np.float32).tobytes()) for m, v in items if v is not None),
+            )
+            for m, _ in items:
+                if m.supersedes is not None:
+                    conn.execute(
+                        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
+                        (m.id, m.created_at, m.supersedes),
+                    )
+        if self._terms is not None:
+            for m, _ in items:
+                if m.deleted_at is None:
+                    self._terms.add(m.realm, m.content)
+        if self._links is not None:
+            self._links.add_many(m for m, _ in items if m.deleted_at is None)
+        if self._vectors is not None:
+            with_vec = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
+            if with_vec:
+                self._vectors.add(
+                    [m.id for m, _ in with_vec],
+                    np.stack([v for _, v in with_vec]),
+                    [(m.realm, m.agent_id, m.channel) for m, _ in with_vec],
+                )
+        if self._sparse is not None:
+            self._sparse.add_live([(m, v) for m, v in items if m.deleted_at is None])
+        if self._corrections is not None:
+            self._corrections.insert([m for m, _ in items])
+
+    def exists(self, memory_id: str) -> bool:
+        return bool(self._query("SELECT 1 FROM memories WHERE id = ?", (memory_id,)))
+
+    def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
+        rows = self._query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        if not rows or (rows[0]["deleted_at"] is not None and not include_deleted):
+            state = "is forgotten (restore it with `chitta restore`)" if rows else "does not exist"
+            raise MemoryNotFound(f"memory {memory_id} {state}")
+        return memory_from_row(rows[0])
+
+    def get_many(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """Live memories by id; missing or deleted ids are left out."""
+        found: dict[str, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            rows = self._query(
+                f"SELECT {MEMORY_COLUMNS} FROM memories "
+                f"WHERE id IN ({marks}) AND deleted_at IS NULL",
+                chunk,
+            )
+            found.update((r["id"], memory_from_row(r)) for r in rows)
+        return found
+
+    @locked_write
+    def update(self, memory: Memory) -> None:
+        """Write back a memory's mutable state (lifecycle fields, tags, links); its access
+        count and last access are the access log's and are left as stored."""
+        self._recount_if_changed(memory)
+        with self.transaction() as conn:
+            cur = conn.execute(
+                f"UPDATE memories SET ({UPDATE_COLUMNS}) = ({UPDATE_PLACEHOLDERS}) WHERE id = ?",
+                (*update_row(memory), memory.id),
+            )
+            if cur.rowcount == 0:
+                raise MemoryNotFound(f"memory {memory.id} does not exist")
+        if self._corrections is not None:
+            self._corrections.put(memory)
+
+    @locked_write
+    def update_many(self, memories: Iterable[Memory]) -> int:
+        memories = list(memories)  # read twice: the update, then the correction index
+        with self.transaction() as conn:
+            count = 0
+            for memory in memories:
+                self._recount_if_changed(memory)
+                conn.execute(
+                    f"UPDATE memories SET ({UPDATE_COLUMNS}) = ({UPDATE_PLACEHOLDERS}) "
+                    "WHERE id = ?",
+                    (*update_row(memory), memory.id),
+                )
+                count += 1
+        if self._corrections is not None:
+            for memory in memories:
+                self._corrections.put(memory)
+        return count
+
+    def _recount_if_changed(self, memory: Memory) -> None:
+        """Keep the word counts and entity links right when an update changes a memory's
+        text or realm, or forgets or restores it."""
+        if self._terms is None and self._links is None:
+            return
+        rows = self._query(
+            "SELECT realm, content, deleted_at FROM memories WHERE id = ?", (memory.id,)
+        )
+        if not rows:
+            return
+        realm, content, deleted_at = rows[0]
+        was_live, is_live = deleted_at is None, memory.deleted_at is None
+        if (realm, content, was_live) == (memory.realm, memory.content, is_live):
+            return
+        if self._terms is not None:
+            if was_live:
+                self._terms.add(realm, content, -1)
+            if is_live:
+                self._terms.add(memory.realm, memory.content)
+        if self._links is not None:
+            if is_live:
+                self._links.add(memory)
+            else:
+                self._links.remove(memory.id)
+
+    @locked_write
+    def set_deleted(self, memory_id: str, deleted_at: int | None) -> Memory:
+        """Soft-delete (a time) or restore (``None``) a memory; returns it as now stored."""
+        memory = self.get(memory_id, include_deleted=True)
+        updated = replace(memory, deleted_at=deleted_at)
+        self.update(updated)
+        if self._vectors is not None:
+            vector = self.vectors_for([memory_id]).get(memory_id) if deleted_at is None else None
+            if vector is not None:
+                # add, not set_alive: the index may have been built while it was forgotten.
+                scope = (memory.realm, memory.agent_id, memory.channel)
+                self._vectors.add([memory_id], vector[None, :], [scope])
+            else:
+                self._vectors.set_alive(memory_id, False)
+        if self._sparse is not None:
+            self._sparse.set_alive(memory_id, False)
+            if deleted_at is None:  # re-posted: it may have been forgotten when built
+                self._sparse.add_live([(updated, self.vectors_for([memory_id]).get(memory_id))])
+        return updated
+
+    @locked_write
+    def purge(self, memory_id: str) -> None:
+        """Remove a memory, its vector and its index entries for good.
+
+        The HNSW sidecar goes too when there is one: usearch keeps a removed vector's bytes in
+        the graph it saves, so the graphs are rebuilt from the live vectors on next use rather
+        than saved with the purged one in them.
+        """
+        live = self._query(
+            "SELECT realm, content FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)
+        )
+        with self.transaction() as conn:
+            if conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,)).rowcount == 0:
+                raise MemoryNotFound(f"memory {memory_id} does not exist")
+            conn.execute("UPDATE memories SET supersedes = NULL WHERE supersedes = ?", (memory_id,))
+            conn.execute(
+                "UPDATE memories SET superseded_by = NULL WHERE superseded_by = ?", (memory_id,)
+            )
+        if self._terms is not None and live:
+            self._terms.add(live[0][0], live[0][1], -1)
+        if self._vectors is not None:
+            self._vectors.set_alive(memory_id, False)
+            if self._vectors.graphs():
+                self._vectors = None
+        ann_sidecar.sidecar_path(self.path).unlink(missing_ok=True)
+        if self._links is not None:
+            self._links.remove(memory_id)
+        if self._sparse is not None:
+            self._sparse.set_alive(memory_id, False)
+        self._corrections = None  # purging may un-supersede a correction: rebuild on next use
+
+    def iter_memories(
+        self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
+    ) -> Iterator[Memory]:
+        """Every memory (of one realm), oldest first, read in batches."""
+        where, params = [], []
+        if realm is not None:
+            where.append("realm = ?")
+            params.append(realm)
+        if not include_deleted:
+            where.append("deleted_at IS NULL")
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        last = ""
+        while True:
+            rows = self._query(
+                f"SELECT {MEMORY_COLUMNS} FROM memories {clause} "
+                f"{'AND' if clause else 'WHERE'} id > ? ORDER BY id LIMIT ?",
+                (*params, last, batch),
+            )
+            if not rows:
+                return
+            yield from (memory_from_row(r) for r in rows)
+            last = rows[-1]["id"]
+
+    def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors by id: live ones from the in-memory index when it is built, else the file."""
+        found: dict[str, np.ndarray] = {}
+        if self._vectors is not None:
+            found.update(self._vectors.get(ids))
+            ids = [i for i in ids if i not in found]
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            for r in self._query(
+                f"SELECT memory_id, vector FROM embeddings WHERE memory_id IN ({marks})", chunk
+            ):
+                found[r[0]] = np.frombuffer(r[1], dtype=np.float32)
+        return found
+
+    def episode_neighbours(
+        self, memory_id: str, span: int, episode: str | None = None
+    ) -> list[tuple[str, int]]:
+        """The live memories within ``span`` places of ``memory_id`` in its episode (in the
+        order they were stored), with their distance: 1 is the turn just before or after.
+        ``episode`` saves looking the memory's episode up when the caller has it."""
+        if episode is None:
+            rows = self._query("SELECT episode_id FROM memories WHERE id = ?", (memory_id,))
+            episode = rows[0][0] if rows else None
+        if episode is None or span <= 0:
+            return []
+        live = "episode_id = ? AND deleted_at IS NULL"
+        before = self._query(
+            f"SELECT id FROM memories WHERE {live} AND id < ? ORDER BY id DESC LIMIT ?",
+            (episode, memory_id, span),
+        )
+        after = self._query(
+            f"SELECT id FROM memories WHERE {live} AND id > ? ORDER BY id LIMIT ?",
+            (episode, memory_id, span),
+        )
+        near = [(r[0], d) for d, r in enumerate(before, 1)]
+        near += [(r[0], d) for d, r in enumerate(after, 1)]
+        return sorted(near, key=lambda item: item[0])
+
+    def session_recent(self, session: str, n: int) -> list[str]:
+        """The ``n`` newest live memories whose source names ``session``, newest first."""
+        rows = self._query(
+            "SELECT id FROM memories WHERE json_extract(source, '$.session') = ? "
+            "AND deleted_at IS NULL ORDER BY id DESC LIMIT ?",
+            (session, n),
+        )
+        return [r[0] for r in rows]
+
+    def add_episodes(self, episodes: Sequence[Episode]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO episodes (id, realm, title, started_at, ended_at, source, "
+                "created_at) VALUES (?,?,?,?,?,?,?)",
+                [(e.id, e.realm, e.title, e.started_at, e.ended_at,
+                  json.dumps(e.source.as_dict()), e.created_at) for e in episodes],
+            )  # fmt: skip
+
+    def episodes(self, realm: str | None = None) -> list[Episode]:
+        where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
+        rows = self._query(f"SELECT * FROM episodes {where} ORDER BY id", params)
+        return [Episode(**{**dict(r), "source": Source(**json.loads(r["source"]))}) for r in rows]
+
+    def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
+        """Which of ``ids`` already exist in ``table`` (memories, triplets or episodes)."""
+        if table not in ("memories", "triplets", "episodes"):
+            raise ValueError(table)
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            found.update(
+                r[0] for r in self._query(f"SELECT id FROM {table} WHERE id IN ({marks})", chunk)
+            )
+        return found

@@ -1,0 +1,94 @@
+"""How memories, scopes and periods map onto the SQLite tables: the columns of a memory
+row, a row as a record, and the WHERE fragments scope and period reads share."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from chitta.store.confidence import Confidence
+from chitta.store.kinds import Kind
+from chitta.store.records import Memory, Scope, Source
+
+MEMORY_COLUMNS = (
+    "id, kind, content, realm, agent_id, channel, tags, source, created_at, updated_at, "
+    "event_time, mu, sigma_sq, n, tau, strength, tier, access_count, last_accessed, "
+    "decayed_at, supersedes, superseded_by, episode_id, truncated, deleted_at"
+)
+PLACEHOLDERS = ", ".join("?" * len(MEMORY_COLUMNS.split(", ")))
+# The access log owns these two (store/access.py): an update of a memory read earlier must not
+# overwrite the counts a batch wrote since.
+_ACCESS_COLUMNS = ("access_count", "last_accessed")
+UPDATE_COLUMNS = ", ".join(c for c in MEMORY_COLUMNS.split(", ") if c not in _ACCESS_COLUMNS)
+UPDATE_PLACEHOLDERS = ", ".join("?" * len(UPDATE_COLUMNS.split(", ")))
+
+
+def memory_row(m: Memory) -> tuple:
+    c = m.confidence
+    return (
+        m.id, m.kind.value, m.content, m.realm, m.agent_id, m.channel, " ".join(m.tags),
+        json.dumps(m.source.as_dict()), m.created_at, m.updated_at, m.event_time,
+        c.mu, c.sigma_sq, c.n, c.tau, m.strength, m.tier, m.access_count, m.last_accessed,
+        m.decayed_at, m.supersedes, m.superseded_by, m.episode_id, int(m.truncated),
+        m.deleted_at,
+    )  # fmt: skip
+
+
+def update_row(m: Memory) -> tuple:
+    columns = MEMORY_COLUMNS.split(", ")
+    return tuple(v for c, v in zip(columns, memory_row(m), strict=True) if c not in _ACCESS_COLUMNS)
+
+
+def memory_from_row(r: sqlite3.Row) -> Memory:
+    return Memory(
+        id=r["id"],
+        kind=Kind(r["kind"]),
+        content=r["content"],
+        realm=r["realm"],
+        agent_id=r["agent_id"],
+        channel=r["channel"],
+        tags=tuple(r["tags"].split()) if r["tags"] else (),
+        source=Source(**json.loads(r["source"])),
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        event_time=r["event_time"],
+        confidence=Confidence(mu=r["mu"], sigma_sq=r["sigma_sq"], n=r["n"], tau=r["tau"]),
+        strength=r["strength"],
+        tier=r["tier"],
+        access_count=r["access_count"],
+        last_accessed=r["last_accessed"],
+        decayed_at=r["decayed_at"],
+        supersedes=r["supersedes"],
+        superseded_by=r["superseded_by"],
+        episode_id=r["episode_id"],
+        truncated=bool(r["truncated"]),
+        deleted_at=r["deleted_at"],
+    )
+
+
+def scope_sql(scope: Scope, alias: str = "", *, elsewhere: bool = False) -> tuple[str, list[str]]:
+    """A WHERE fragment (and its parameters) restricting rows to ``scope`` (``elsewhere``: to
+    its agent and channel in every other realm)."""
+    p = f"{alias}." if alias else ""
+    sql, params = [f"{p}realm {'!=' if elsewhere else '='} ?"], [scope.realm]
+    if scope.agent_id is not None:
+        sql.append(f"{p}agent_id = ?")
+        params.append(scope.agent_id)
+    if scope.channel is not None:
+        sql.append(f"{p}channel = ?")
+        params.append(scope.channel)
+    return " AND ".join(sql), params
+
+
+#: A memory's time: when it happened, else when it was stored (seed 002 §2.7).
+TIME = "coalesce(m.event_time, m.created_at)"
+
+
+def period_sql(start_ms: int, end_ms: int, include_superseded: bool) -> tuple[str, list[int]]:
+    """A condition (and its parameters) on ``memories m`` left-joined with ``episodes e``: the
+    memory's time or its episode's start lies in ``[start_ms, end_ms)``, and it is not
+    superseded unless ``include_superseded``."""
+    sql = f"(({TIME} >= ? AND {TIME} < ?) OR (e.started_at >= ? AND e.started_at < ?))"
+    if not include_superseded:
+        sql = f"({sql} AND m.superseded_by IS NULL)"
+    return sql, [start_ms, end_ms, start_ms, end_ms]

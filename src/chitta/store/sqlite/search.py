@@ -1,0 +1,224 @@
+"""Search: cosine over the in-memory vector index, the hdc lane's sparse codes, BM25 over
+the FTS5 index with each realm's own statistics, and the time cue's period."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import numpy as np
+
+from chitta.store.records import Scope
+from chitta.store.sqlite import keywords
+from chitta.store.sqlite.indexes import Indexes
+from chitta.store.sqlite.rows import (
+    TIME,
+    period_sql,
+    scope_sql,
+)
+
+#: A keyword search checks this many times its limit of its best candidates against the
+#: scope (agent, channel, period) at once, and twice as many each time too few pass.
+KW_OVERFETCH = 2
+
+
+class Search(Indexes):
+    """Vector, sparse, keyword and period search."""
+
+    # --- vector search (the in-memory index, indexes.py) --------------------------------------
+
+    def vector_count(self) -> int:
+        """Live memories with a vector."""
+        return len(self.vector_index())
+
+    def vector_search(
+        self, vector: np.ndarray, scope: Scope, k: int, *, exact: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` live memories of ``scope`` nearest ``vector``: (id, cosine), best first;
+        through the realm's HNSW graph when it has one, unless ``exact``."""
+        return self.vector_index().search(vector, scope, k, exact=exact)
+
+    def vector_search_among(
+        self, vector: np.ndarray, ids: Sequence[str], k: int
+    ) -> list[tuple[str, float]]:
+        """:meth:`vector_search` over the live memories ``ids`` only, exactly."""
+        return self.vector_index().search_among(vector, ids, k)
+
+    def vector_search_elsewhere(
+        self, vector: np.ndarray, scope: Scope, k: int
+    ) -> list[tuple[str, float]]:
+        """:meth:`vector_search` over every realm but ``scope``'s (its agent and channel)."""
+        return self.vector_index().search_other_realms(vector, scope, k)
+
+    def vector_search_is_approximate(self, realm: str) -> bool:
+        """Whether :meth:`vector_search` of ``realm`` goes through an HNSW graph now."""
+        return self.vector_index().has_graph(realm)
+
+    def sparse_search(self, vector: np.ndarray, scope: Scope, k: int) -> list[tuple[str, float]]:
+        """The hdc lane: the ``k`` live memories of ``scope`` sharing most sparse features
+        with ``vector`` (store/sparse.py)."""
+        return self.sparse_index().search(vector, scope, k)
+
+    # --- keyword search (keywords.py) ---------------------------------------------------------
+
+    def keyword_search(
+        self, terms: Sequence[str], scope: Scope, limit: int, *, column: str | None = None
+    ) -> list[tuple[str, float]]:
+        """BM25 over ``scope`` with its realm's own statistics (store/keywords.py): (memory id,
+        score), best first, equal scores oldest first; higher is better.
+
+        Each of ``terms`` (plain words) is matched as the index matches a quoted term: Porter
+        stems, accents folded. ``column="tags"`` searches the tags alone.
+        """
+        ranked = keywords.search(self._query, self._rows(), terms, [scope.realm], column)
+        return self._first_in_scope(ranked, *scope_sql(scope, "m"), limit)
+
+    def keyword_search_elsewhere(
+        self, terms: Sequence[str], scope: Scope, limit: int
+    ) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` over every realm but ``scope``'s (with its agent and channel),
+        those realms taken as one collection: N, df and the average length over all of them,
+        so that their scores compare."""
+        rows = self._rows()
+        realms = [realm for realm in rows.codes if realm != scope.realm]
+        ranked = keywords.search(self._query, rows, terms, realms)
+        return self._first_in_scope(ranked, *scope_sql(scope, "m", elsewhere=True), limit)
+
+    def keyword_frequencies(self, terms: Sequence[str], realm: str) -> tuple[int, dict[str, int]]:
+        """The statistics :meth:`keyword_search` scores ``realm`` with: its live memories, and
+        how many of them hold each term."""
+        return keywords.frequencies(self._query, self._rows(), terms, [realm])
+
+    def _rows(self) -> keywords.Rows:
+        """The keyword search's view of the live memories, brought up to date with the file."""
+        with self._mutex:
+            return self._keyword_rows.current(self._query, self.term_stats())
+
+    def _first_in_scope(
+        self,
+        ranked: keywords.Ranked,
+        where: str,
+        params: Sequence[object],
+        limit: int,
+        join: str = "",
+    ) -> list[tuple[str, float]]:
+        """The first ``limit`` of ``ranked`` that are live and satisfy ``where`` (over
+        ``memories m`` and ``join``), with their ids, in ranked order."""
+        hits: list[tuple[str, float]] = []
+        start, batch = 0, limit * KW_OVERFETCH
+        while len(hits) < limit and start < len(ranked.rowids):
+            rowids = [int(r) for r in ranked.rowids[start : start + batch]]
+            ids = dict(self._query(
+                f"SELECT m.rowid, m.id FROM json_each(?) w CROSS JOIN memories m ON m.rowid = "
+                f"w.value {join} WHERE m.deleted_at IS NULL AND {where}",
+                (json.dumps(rowids), *params),
+            ))  # fmt: skip
+            scores = ranked.scores[start : start + batch]
+            hits += [(ids[r], float(s)) for r, s in zip(rowids, scores, strict=True) if r in ids]
+            start, batch = start + batch, batch * 2
+        return hits[:limit]
+
+    # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
+
+    def scope_oldest(self, scope: Scope) -> int | None:
+        """When the scope's oldest live record happened: the earliest memory time (its
+        ``event_time``, else ``created_at``) or start of an episode holding one of its live
+        memories; ``None`` when the scope holds nothing."""
+        where, params = scope_sql(scope, "m")
+        own = self._query(
+            f"SELECT min({TIME}) FROM memories m WHERE {where} AND m.deleted_at IS NULL", params
+        )[0][0]
+        episode = self._query(
+            "SELECT e.started_at FROM episodes e WHERE e.realm = ? AND EXISTS (SELECT 1 FROM "
+            f"memories m WHERE m.episode_id = e.id AND {where} AND m.deleted_at IS NULL) "
+            "ORDER BY e.started_at LIMIT 1",
+            (scope.realm, *params),
+        )
+        times = [t for t in (own, episode[0][0] if episode else None) if t is not None]
+        return min(times) if times else None
+
+    def period_ids(
+        self,
+        scope: Scope,
+        start_ms: int,
+        end_ms: int,
+        *,
+        include_superseded: bool,
+        among: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[str] | None:
+        """The live memories of ``scope`` in the period ``[start_ms, end_ms)``: a memory's
+        time (``event_time``, else ``created_at``) or its episode's start lies in it.
+        Superseded ones only with ``include_superseded``. Only those of ``among``, when
+        given; ``None`` when ``limit`` is given and the period holds more than that."""
+        where, params = scope_sql(scope, "m")
+        live = "m.deleted_at IS NULL"
+        if not include_superseded:
+            live += " AND m.superseded_by IS NULL"
+        # A whole period in two parts, each with its own index: the memory's own time (a
+        # scan of the scope), and the episodes that started in it (episodes_realm, then
+        # memories_episode).
+        if among is None:
+            bound = "" if limit is None else f" LIMIT {int(limit) + 1}"
+            rows = self._query(
+                f"SELECT m.id FROM memories m WHERE {where} AND {live} AND {TIME} >= ? AND "
+                f"{TIME} < ? UNION ALL SELECT m.id FROM episodes e JOIN memories m ON "
+                "m.episode_id = e.id WHERE e.realm = ? AND e.started_at >= ? AND "
+                f"e.started_at < ? AND {where} AND {live}{bound}",
+                (*params, start_ms, end_ms, scope.realm, start_ms, end_ms, *params),
+            )
+            if limit is not None and len(rows) > limit:
+                return None
+            return list(dict.fromkeys(r[0] for r in rows))
+        # CROSS JOIN keeps the given ids the outer loop, each looked up by its key (the
+        # planner would otherwise scan the scope's index once per list).
+        period, times = period_sql(start_ms, end_ms, include_superseded)
+        rows = self._query(
+            "SELECT m.id FROM json_each(?) w CROSS JOIN memories m ON m.id = w.value "
+            f"LEFT JOIN episodes e ON e.id = m.episode_id WHERE {where} AND "
+            f"m.deleted_at IS NULL AND {period}",
+            (json.dumps(list(among)), *params, *times),
+        )
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    def period_keyword_search(
+        self,
+        terms: Sequence[str],
+        scope: Scope,
+        start_ms: int,
+        end_ms: int,
+        limit: int,
+        *,
+        include_superseded: bool,
+    ) -> list[tuple[str, float]]:
+        """:meth:`keyword_search` over the period's memories only (see :meth:`period_ids`),
+        scored with the whole realm's statistics."""
+        where, params = scope_sql(scope, "m")
+        period, times = period_sql(start_ms, end_ms, include_superseded)
+        ranked = keywords.search(self._query, self._rows(), terms, [scope.realm])
+        return self._first_in_scope(ranked, f"{where} AND {period}", [*params, *times], limit,
+                                    join="LEFT JOIN episodes e ON e.id = m.episode_id")  # fmt: skip
+
+    def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
+        """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them."""
+        if not terms or not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        id_of = dict(self._query(f"SELECT rowid, id FROM memories WHERE id IN ({marks})", ids))
+        if not id_of:
+            return {}
+        matched: dict[str, set[str]] = {}
+        for term in dict.fromkeys(terms):
+            # The term's whole posting list, intersected here: measured on LoCoMo, five times
+            # faster than asking FTS5 for the match among these rowids (it reads the list anyway).
+            for (rowid,) in self._query(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?", (_phrase(term),)
+            ):
+                if rowid in id_of:
+                    matched.setdefault(id_of[rowid], set()).add(term)
+        return matched
+
+
+def _phrase(term: str) -> str:
+    """``term`` as an FTS5 phrase: quoted, so that no word is read as query syntax."""
+    return '"' + term.replace('"', '""') + '"'
