@@ -59,6 +59,25 @@ def test_bad_store_names_are_refused(name: str) -> None:
         store_path(Path("/tmp"), name)
 
 
+def test_a_store_is_a_name_under_the_home_or_a_database_url(tmp_path: Path) -> None:
+    named = load_settings({"CHITTA_HOME": str(tmp_path), "CHITTA_STORE": "work"})
+    assert named.store_location == str(tmp_path / "work.db") and not named.store_is_database
+    assert named.socket_path == tmp_path / "chitta-work.sock"
+    assert named.spool_path == tmp_path / "spool" / "work.jsonl"
+    url = "postgresql://ann:s3cret@db.example/chitta"
+    team = load_settings({"CHITTA_HOME": str(tmp_path), "CHITTA_STORE": url})
+    assert team.store_is_database and team.store_location == url  # as given: to connect
+    assert team.store_shown == "postgresql://ann@db.example/chitta"
+    sock = team.socket_path
+    assert sock.parent == tmp_path and sock.name.startswith("chitta-") and "s3cret" not in str(sock)
+    assert len(sock.stem) == len("chitta-") + 12
+    other_password = load_settings({"CHITTA_HOME": str(tmp_path), "CHITTA_STORE": url + "x"})
+    assert other_password.socket_path != sock  # another database (the name ends in x)
+    assert team.spool_path == tmp_path / "spool" / f"{sock.stem}.jsonl"
+    with pytest.raises(BadArgument, match="is a database, not a file"):
+        team.store_path  # noqa: B018
+
+
 def test_recall_switches() -> None:
     s = load_settings({"CHITTA_ABLATE_LANES": "kw, sem", "CC_SOUL_RECALL_PROFILE": "1"})
     assert s.recall.ablate_lanes == ("kw", "sem")

@@ -38,8 +38,9 @@ from chitta.recall.time_cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
-from chitta.store import migrations
 from chitta.store.access import AccessRecord
+from chitta.store.backends import open_store
+from chitta.store.base import Store
 from chitta.store.confidence import (
     INITIAL_STRENGTH,
     Confidence,
@@ -53,7 +54,6 @@ from chitta.store.confidence import (
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
-from chitta.store.sqlite import Store
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class Chitta:
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
         self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
         #: The data directory (cited.toml, scoring.json); the store's folder by default.
-        self.home = home if home is not None else store.path.parent
+        self.home = home if home is not None else store.data_dir
 
     @classmethod
     def open(
@@ -169,7 +169,7 @@ class Chitta:
                 raise DaemonUnavailable(f"no chitta daemon answers on {settings.socket_path}")
         scoring = load_scoring(settings.home, settings.recall.replication_max)
         embedder = embedder if embedder is not None else build_embedder(settings.embed)
-        store = Store(settings.store_path, create=create)
+        store = open_store(settings.store_location, create=create, home=settings.home)
         try:
             if check_model:
                 store.bind_model(embedder.identity())
@@ -234,7 +234,7 @@ class Chitta:
         embedding = self.embedder.embed([text])
         vector, truncated = embedding.vectors[0], embedding.truncated[0]
         if supersedes is None:
-            dup = self.store.vector_index().search(vector, scope, 1)
+            dup = self.store.vector_search(vector, scope, 1)
             if dup and dup[0][1] >= DEDUP_COSINE:
                 return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
         now = self.clock()
@@ -623,8 +623,8 @@ class Chitta:
         stats = getattr(self.embedder, "stats", None)
         return {
             "version": __version__,
-            "store": str(self.store.path),
-            "schema_version": migrations.LATEST,
+            "store": self.store.location,
+            "schema_version": self.store.schema_version(),
             "size_bytes": self.store.size_bytes(),
             "read_only": self.store.read_only,  # why it cannot be written; None: it can
             "model": configured.as_dict(),
@@ -641,12 +641,12 @@ class Chitta:
 
 def restore_backup_offline(source: Path, settings: Settings | None = None) -> Path | None:
     """Replace the configured store with the backup at ``source`` without opening the store:
-    the way back for a store too damaged to open (store/restore.py). The backup is checked
+    the way back for a store too damaged to open (store/backends.py). The backup is checked
     first; the old store's files are kept beside it (``<store>.damaged-<time>`` when they were
     damaged, ``.pre-restore-<time>`` when not). Where they went; None when there was no
     store. :class:`~chitta.errors.StoreLocked` while a process (a daemon) holds the store:
     restore through it then (:meth:`Chitta.restore_backup`)."""
-    from chitta.store.restore import restore_file
+    from chitta.store.backends import restore_offline
 
     settings = settings if settings is not None else load_settings()
-    return restore_file(settings.store_path, Path(source))
+    return restore_offline(settings.store_location, Path(source), home=settings.home)

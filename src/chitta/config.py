@@ -17,6 +17,7 @@ from chitta.errors import BadArgument, BadConfig
 from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
 from chitta.scope import RealmChoice, resolve_realm
+from chitta.store.backends import is_database_url, location_key, without_password
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -147,17 +148,53 @@ class Settings:
     daemon_workers: int = DAEMON_WORKERS
 
     @property
+    def store_is_database(self) -> bool:
+        """Whether the store is a database (``CHITTA_STORE=postgresql://…``), not a file."""
+        return is_database_url(self.store)
+
+    @property
     def store_path(self) -> Path:
+        """The SQLite file of the store (a name under the home); BadArgument for a database
+        store, which has no file (use :attr:`store_location`)."""
+        if self.store_is_database:
+            raise BadArgument(
+                f"the store {without_password(self.store)} is a database, not a file: this "
+                "needs a SQLite store (a store name under CHITTA_HOME)"
+            )
         return store_path(self.home, self.store)
+
+    @property
+    def store_location(self) -> str:
+        """Where the store is, as :func:`chitta.store.backends.open_store` takes it: the
+        database URL as given, or the SQLite file's path (the name checked)."""
+        return self.store if self.store_is_database else str(self.store_path)
+
+    @property
+    def store_shown(self) -> str:
+        """The store's location for people: the path, or the URL without its password."""
+        return without_password(self.store_location)
 
     @property
     def socket_path(self) -> Path:
         """Where the daemon of this store listens (`chitta serve`) and clients connect:
-        ``chitta.sock`` for the default store, ``chitta-<store>.sock`` for another."""
+        ``chitta.sock`` for the default store, ``chitta-<store>.sock`` for another, and
+        ``chitta-<12 hex>.sock`` for a database (store/backends.py ``location_key``)."""
         if self.socket is not None:
             return self.socket
+        if self.store_is_database:
+            return self.home / f"{location_key(self.store)}.sock"
         name = SOCKET_NAME if self.store == DEFAULT_STORE else f"chitta-{self.store}.sock"
         return self.home / name
+
+    @property
+    def spool_path(self) -> Path:
+        """The spool of writes waiting for this store's daemon (chitta/spool.py):
+        ``<home>/spool/<store>.jsonl``, a database's named by its ``location_key``."""
+        from chitta import spool
+
+        if self.store_is_database:
+            return spool.spool_file(self.home, location_key(self.store))
+        return spool.spool_path(self.store_path)
 
 
 #: The daemon's socket file under the home, unless CHITTA_SOCKET_PATH names another.

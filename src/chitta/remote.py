@@ -182,7 +182,7 @@ class DaemonChitta:
     def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
         memory = memory_from_reply(self.call("get_memory", id=memory_id)["memory"])
         if memory.deleted_at is not None and not include_deleted:
-            # The store's own words for it (store/sqlite.py Store.get).
+            # The store's own words for it (the backend's Store.get).
             raise MemoryNotFound(
                 f"memory {memory_id} is forgotten (restore it with `chitta restore`)"
             )

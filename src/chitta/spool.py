@@ -87,8 +87,14 @@ class Intake:
 
 
 def spool_path(store_path: Path) -> Path:
-    """The spool of the store at ``store_path`` (``<home>/spool/<store>.jsonl``)."""
-    return store_path.parent / SPOOL_DIR / f"{store_path.stem}.jsonl"
+    """The spool of the SQLite store at ``store_path`` (``<home>/spool/<store>.jsonl``)."""
+    return spool_file(store_path.parent, store_path.stem)
+
+
+def spool_file(data_dir: Path, key: str) -> Path:
+    """The spool of the store named ``key`` (store/backends.py ``location_key``) whose files
+    live in ``data_dir`` (``Store.data_dir``): ``<data_dir>/spool/<key>.jsonl``."""
+    return data_dir / SPOOL_DIR / f"{key}.jsonl"
 
 
 def now_iso(offset_ms: int = 0) -> str:

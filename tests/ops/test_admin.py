@@ -20,7 +20,7 @@ SECRET = "The staging database password is hunter2, rotate it monthly"
 
 
 def _call(chitta: Chitta, op: str, **params: object) -> dict:
-    return OPERATIONS[op].call(chitta, params, Context(home=chitta.store.path.parent))
+    return OPERATIONS[op].call(chitta, params, Context(home=chitta.store.data_dir))
 
 
 def _mode(path: Path) -> int:

@@ -419,7 +419,7 @@ def test_the_vector_half_ranks_alike_from_the_scope_or_the_period(kafka) -> None
     listed = store.period_ids(scope, start, end, include_superseded=False)
     assert len(listed) == 7 and store.period_ids(scope, start, end, include_superseded=False,
                                                  limit=6) is None  # fmt: skip
-    direct = store.vector_index().search_among(vector, listed, 50)
+    direct = store.vector_search_among(vector, listed, 50)
 
     def half(**kw: int) -> list[str]:
         found = vector_half(store, vector, scope, start, end, include_superseded=False, **kw)

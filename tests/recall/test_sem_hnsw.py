@@ -44,8 +44,8 @@ def test_graph_and_exact_recall_agree(tmp_path: Path, embedder: CachedEmbedder, 
         build(tmp_path / "graph.db", embedder, 100, make_memory) as graph,
         build(tmp_path / "exact.db", embedder, 0, make_memory) as exact,
     ):
-        assert graph.vector_index().has_graph("work")
-        assert not exact.vector_index().has_graph("work")
+        assert graph.vector_search_is_approximate("work")
+        assert not exact.vector_search_is_approximate("work")
         config = preset(strategy)
         for q in QUERIES:
             a = recall(graph, embedder, q, Scope("work"), limit=10, config=config)

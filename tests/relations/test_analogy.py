@@ -35,11 +35,10 @@ def ask(store: Store, a: str, b: str, c: str, **options: object) -> Analogy:
 def assert_supported(store: Store, result: Analogy, realm: str = "default") -> None:
     """Every answer's supports are stored edges, current at the asked time, joining a→b and
     c→d over the same predicate."""
-    reads = store.triplet_reads()
     at = NOW if result.as_of is None else result.as_of
 
     def means(name: str, key: str) -> bool:
-        return table.canonical(reads, realm, table.entity_key(name)) == key
+        return store.canonical(realm, table.entity_key(name)) == key
 
     for answer in result.answers:
         assert answer.supports

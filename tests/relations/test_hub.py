@@ -95,8 +95,7 @@ def test_the_hub_as_a_or_as_c_without_the_relation(hub: Hub) -> None:
 
 def test_the_sql_reads_of_the_hub_stop_at_their_bound(hub: Hub) -> None:
     store, now = hub.chitta.store, hub.chitta.clock()
-    reads = store.triplet_reads()
-    out = table.outgoing(reads, REALM, ["hub"], ["contains"], now, 7)
+    out = store.triplets_outgoing(REALM, ["hub"], ["contains"], now, 7)
     assert out.cut and [t.object for t in out.rows] == [_part(EDGES - 1 - i) for i in range(7)]
     near, cut = store.triplet_neighbours(REALM, ["hub"], 7)
     assert cut and len(near["hub"]) == 7
@@ -104,7 +103,7 @@ def test_the_sql_reads_of_the_hub_stop_at_their_bound(hub: Hub) -> None:
     assert cut and [o for _, o, _ in stated[hub.catalogue]] == [
         table.entity_key(_part(EDGES - 1 - i)) for i in range(7)
     ]
-    assert table.out_predicates(reads, REALM, ["hub"], now) == (["contains"], False)
+    assert store.out_predicates(REALM, ["hub"], now) == (["contains"], False)
 
 
 @pytest.mark.parametrize("seed", ["mention", "catalogue"])

@@ -136,10 +136,8 @@ def _over_rpc(
 
 
 def _score(chitta: Chitta, realm: str, case: dict, reply: dict) -> dict[str, Any]:
-    reads = chitta.store.triplet_reads()
-
     def key(name: str) -> str:
-        return table.canonical(reads, realm, table.entity_key(name))
+        return chitta.store.canonical(realm, table.entity_key(name))
 
     answers = [a["key"] for a in reply["answers"]]
     out: dict[str, Any] = {"id": case["id"], "abstained": reply["abstained"],

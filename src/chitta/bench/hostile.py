@@ -27,7 +27,7 @@ from typing import Any
 from chitta.daemon import protocol
 from chitta.daemon.client import DaemonClient, DaemonError
 from chitta.errors import ChittaError, DaemonUnavailable
-from chitta.store.sqlite import Store
+from chitta.store.backends import open_store
 
 PARSE, REQUEST, PARAMS, METHOD = (protocol.PARSE_ERROR, protocol.INVALID_REQUEST,
                                   protocol.INVALID_PARAMS, protocol.METHOD_NOT_FOUND)  # fmt: skip
@@ -336,7 +336,7 @@ def internal_error_count(tallies: dict[str, dict[str, int]]) -> int:
 def lost_writes(store_path: Path, acks: Acks) -> dict[str, int]:
     """Acknowledged writes the store file does not hold, by kind; opens the file itself, so
     no daemon may be serving it."""
-    with Store(store_path, create=False) as store:
+    with open_store(store_path, create=False) as store:
         live = store.get_many(list(acks.remembered))  # forgotten ones are left out
         lost = {
             "memories": sum(1 for i in acks.remembered if not store.exists(i)),

@@ -69,7 +69,7 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
             settings = replace(settings, home=home)
         if store_name is not None:
             settings = replace(settings, store=store_name)
-        settings.store_path  # noqa: B018 - validates the store name now, not mid-command
+        settings.store_location  # noqa: B018 - validates the store name now, not mid-command
         logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
         ctx.obj = settings
 
@@ -122,7 +122,7 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
             if not daemon_answers(settings.socket_path):
                 raise  # another command holds the store: not a daemon to connect to
             pid = f" (pid {exc.pid})" if exc.pid else ""
-            where = settings.store_path
+            where = settings.store_shown
             raise AlreadyRunning(f"chitta is already running{pid} on {where}") from None
         try:
             limits = Limits(max_connections=max_connections or settings.daemon_max_connections,

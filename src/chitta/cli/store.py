@@ -119,11 +119,12 @@ def status_info(ctx: click.Context) -> dict[str, Any]:
     from chitta.daemon.client import daemon_answers
 
     settings = settings_of(ctx)
-    if not daemon_answers(settings.socket_path) and not settings.store_path.exists():
+    absent = not settings.store_is_database and not settings.store_path.exists()
+    if absent and not daemon_answers(settings.socket_path):
         from chitta.embed.loader import build_embedder
 
         identity = build_embedder(settings.embed).identity()
-        info: dict[str, Any] = {"version": __version__, "store": str(settings.store_path),
+        info: dict[str, Any] = {"version": __version__, "store": settings.store_shown,
                                 "exists": False, "model": identity.as_dict()}  # fmt: skip
     else:
         # Opened without the model check, so a mismatch is shown rather than refused.

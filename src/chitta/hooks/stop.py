@@ -99,7 +99,7 @@ def _record(run: HookRun, role: str, params: dict[str, Any]) -> str:
         return f"{role} {said}"
     if fate == "refused" or run.settings is None:
         return f"{role}'s side not recorded: {clip(said, 200)}"
-    path = spool.spool_path(run.settings.store_path)
+    path = run.settings.spool_path
     spool.append(path, "remember", params)
     return f"{role}'s side in the spool {path} ({said})"
 

@@ -111,7 +111,7 @@ class Forwarder:
         """Keep a write for the daemon that is starting: it takes the spool in when it is up."""
         # When it happened is now, not when the daemon gets to it.
         params = {"event_time": spool.now_iso(self.settings.clock_offset_ms), **params}
-        record = spool.append(spool.spool_path(self.settings.store_path), method, params)
+        record = spool.append(self.settings.spool_path, method, params)
         log.info("the daemon is still starting; %s kept in the spool", method)
         return {"ok": True, "spooled": True, "record": record,
                 "message": "the chitta daemon is still starting: the memory is kept in the "

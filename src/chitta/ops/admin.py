@@ -19,9 +19,11 @@ if TYPE_CHECKING:
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta import spool
+    from chitta.store.backends import location_key
 
     # The spool: writes that waited for a daemon (chitta/spool.py); 0 normally.
-    queued = spool.status(spool.spool_path(chitta.store.path), chitta.store)
+    store = chitta.store
+    queued = spool.status(spool.spool_file(store.data_dir, location_key(store.location)), store)
     return {"exists": True, **chitta.status(), "spool": queued}
 
 
@@ -76,7 +78,7 @@ def _import(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 def _backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     path = file_path(ctx, p["path"], "path")
     chitta.backup(path)
-    return {"store": str(chitta.store.path), "path": str(path)}
+    return {"store": chitta.store.location, "path": str(path)}
 
 
 def _restore_backup(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -94,9 +96,9 @@ def _restore_backup_offline(settings: Settings, p: Params, ctx: Context) -> dict
 def _restored(path: Path, saved: Path | None) -> dict[str, Any]:
     """The reply of a restore: the backup, where the old store's files went (None: there was
     no store) and whether they were damaged."""
-    from chitta.store.restore import DAMAGED
+    from chitta.store.backends import kept_damaged
 
-    damaged = saved is not None and f".{DAMAGED}-" in saved.name
+    damaged = saved is not None and kept_damaged(saved)
     return {"path": str(path), "saved": None if saved is None else str(saved), "damaged": damaged}
 
 

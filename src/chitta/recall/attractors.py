@@ -30,8 +30,8 @@ from itertools import combinations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from chitta.store.base import Store
     from chitta.store.links import LinkIndex
-    from chitta.store.sqlite import Store
 
 MAX_ATTRACTORS = 10  # seed 001 max_attractors
 TTL_S = 300.0  # seed 001: attractors are cached for 5 minutes

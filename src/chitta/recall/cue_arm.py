@@ -9,7 +9,7 @@ lies in the period:
   embedded (no second embedding; without one, as under the keyword strategy, the arm is
   keyword only), :data:`~chitta.recall.cue_move.CUE_DEPTH` deep;
 - the **keyword half** ranks them by BM25 over the query's keyword terms (the realm's own
-  statistics, store/keywords.py), as deep;
+  statistics, store/sqlite/keywords.py), as deep;
 - the halves are merged by reciprocal rank (:func:`~chitta.recall.cue_move.merge_cue_scores`).
 
 chitta's episodes carry no text or vector of their own, so "the cue arm searches episodes"
@@ -38,8 +38,8 @@ from chitta.recall.time_cue import (
     plan_cue,
     unused_report,
 )
+from chitta.store.base import Store
 from chitta.store.records import Scope
-from chitta.store.sqlite import Store
 
 #: A period of up to this many memories is listed and its vectors scored directly; a larger
 #: one is searched through the scope's vector index (store/vectors.py filters agents and
@@ -201,22 +201,21 @@ def vector_half(
 ) -> list[tuple[str, float]]:
     """The ``depth`` in-period memories of ``scope`` nearest ``vector``: (id, cosine).
 
-    A period of at most ``max_listed`` memories is listed by SQL and scored directly. A
+    A period of at most ``max_listed`` memories is listed by the store and scored directly. A
     larger one is searched through the scope's vector index, exactly (an HNSW search this
     deep costs more than one product over the scope): its ``scope_candidates`` nearest, of
     which those in the period are kept, when at least ``depth`` survive or that was the whole
-    scope; failing that, the period is listed after all. Either way the store's SQL decides
+    scope; failing that, the period is listed after all. Either way the store decides
     what is in the period and in scope.
     """
-    index = store.vector_index()
     listed = store.period_ids(scope, start_ms, end_ms, include_superseded=include_superseded,
                               limit=max_listed)  # fmt: skip
     if listed is None:
-        found = index.search(vector, scope, scope_candidates, exact=True)
+        found = store.vector_search(vector, scope, scope_candidates, exact=True)
         keep = set(store.period_ids(scope, start_ms, end_ms, include_superseded=include_superseded,
                                     among=[i for i, _ in found]) or ())  # fmt: skip
         kept = [(i, s) for i, s in found if i in keep][:depth]
         if len(kept) >= depth or len(found) < scope_candidates:
             return kept
         listed = store.period_ids(scope, start_ms, end_ms, include_superseded=include_superseded)
-    return index.search_among(vector, listed or (), depth)
+    return store.vector_search_among(vector, listed or (), depth)

@@ -26,8 +26,8 @@ from chitta.recall.cue_move import move, seats
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.pipeline import Hit, RecallResult
 from chitta.recall.trace import FILTERED
+from chitta.store.base import Store
 from chitta.store.records import Memory
-from chitta.store.sqlite import Store
 
 #: The outcome of a candidate the count cut that a cue seat brought back.
 SEATED = "seated"

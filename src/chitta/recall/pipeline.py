@@ -29,8 +29,8 @@ from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
 from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.store.base import Store
 from chitta.store.records import Memory, Scope
-from chitta.store.sqlite import Store
 
 _NO_FACTORS: Mapping[str, float] = MappingProxyType({})
 #: How many fused candidates the maximum relevance is taken over (recall/calibration.py).
@@ -198,7 +198,7 @@ def recall(
                                  if w in matched.get(h.memory.id, ())) for h in hits}  # fmt: skip
     ceiling = None
     if "kw" in rankings:  # only a keyword lane's scores are put on the 0-100 scale
-        # With the statistics the lane scored by: the realm's (store/keywords.py).
+        # With the statistics the lane scored by: the realm's (store/sqlite/keywords.py).
         n, df = store.keyword_frequencies(ctx.terms, scope.realm)
         ceiling = bm25_ceiling(ctx.terms, lambda w: df.get(w, 0), n)
     timing["confidence"] = _ms_since(t)

@@ -24,8 +24,8 @@ from chitta.recall.fusion import Fused
 from chitta.recall.inhibition import inhibit
 from chitta.recall.scoring import score
 from chitta.recall.scoring_config import ScoringConfig
+from chitta.store.base import Store
 from chitta.store.records import Memory
-from chitta.store.sqlite import Store
 
 _NONE: Mapping[str, float] = MappingProxyType({})
 

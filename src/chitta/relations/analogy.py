@@ -32,8 +32,8 @@ from chitta.relations.service import (
     triplet_to_dict,
 )
 from chitta.store import triplets as table
+from chitta.store.base import Store
 from chitta.store.records import Triplet
-from chitta.store.sqlite import Store
 from chitta.validate import format_time, parse_time
 
 #: Edges read per node and predicate, heaviest first.
@@ -121,13 +121,12 @@ def recall_analogy(
     at_given = parse_time(as_of, "as_of")
     most = check_limit(limit, MAX_ANSWERS)
     at = now if at_given is None else at_given
-    reads = store.triplet_reads()
-    names = {k: table.names_of(reads, realm_name, key) for k, (_, key) in given.items()}
+    names = {k: store.names_of(realm_name, key) for k, (_, key) in given.items()}
     base = _Base(given["a"][0], given["b"][0], given["c"][0],
                  {k: ns[0] for k, ns in names.items()}, at_given)  # fmt: skip
 
     unknown = [
-        f"{k} {given[k][0]!r}" for k in names if not table.known(reads, realm_name, names[k])
+        f"{k} {given[k][0]!r}" for k in names if not store.entity_known(realm_name, names[k])
     ]
     if unknown:
         return base.abstain(
@@ -135,24 +134,24 @@ def recall_analogy(
             f"no edge of realm {realm_name!r} names {' or '.join(unknown)}",
         )  # fmt: skip
 
-    ab = table.between(reads, realm_name, names["a"], names["b"], at, cap)
+    ab = store.triplets_between(realm_name, names["a"], names["b"], at, cap)
     if not ab.rows:
-        return base.abstain((), "a_b_unrelated", _unrelated(reads, realm_name, names, at, base))
+        return base.abstain((), "a_b_unrelated", _unrelated(store, realm_name, names, at, base))
 
     heaviest: dict[str, Triplet] = {}
     for t in ab.rows:  # heaviest first: the first edge of each predicate is its best
         heaviest.setdefault(table.predicate_key(t.predicate), t)
     predicates = tuple(heaviest)
-    cd = table.outgoing(reads, realm_name, names["c"], predicates, at, cap)
+    cd = store.triplets_outgoing(realm_name, names["c"], predicates, at, cap)
     bounded = [f"more than {cap} edges from a to b; read the {cap} heaviest"] if ab.cut else []
     if cd.cut:
         bounded.append(
             f"c has more edges over a predicate than were read (its {cap} heaviest current "
             f"ones among its {table.SCAN_FACTOR * cap} heaviest); ranked those"
         )
-    answers = _rank(reads, realm_name, heaviest, cd)[:most]
+    answers = _rank(store, realm_name, heaviest, cd)[:most]
     if not answers:
-        others, cut = table.out_predicates(reads, realm_name, names["c"], at)
+        others, cut = store.out_predicates(realm_name, names["c"], at)
         if cut:
             bounded.append(f"c has edges over more than {table.PREDICATES_SEEN} predicates; "
                            "named the current ones among the first")  # fmt: skip
@@ -183,10 +182,10 @@ class _Base:
 
 
 def _rank(
-    reads: table.Query, realm: str, heaviest: dict[str, Triplet], edges: table.Bounded
+    store: Store, realm: str, heaviest: dict[str, Triplet], edges: table.Bounded
 ) -> list[Answer]:
     """c's neighbours by Σ_p w(a→b, p) · w(c→d, p), each with one support per predicate."""
-    canon = table.canonical_many(reads, realm, (o for _, _, o in edges.keys))
+    canon = store.canonical_many(realm, (o for _, _, o in edges.keys))
     supports: dict[str, dict[str, Triplet]] = {}
     for t, (_, p, o) in zip(edges.rows, edges.keys, strict=True):
         held = supports.setdefault(canon[o], {})  # each d's heaviest edge of each predicate
@@ -212,12 +211,13 @@ def _other_predicates(others: Sequence[str], cut: bool) -> str:
 
 
 def _unrelated(
-    reads: table.Query, realm: str, names: dict[str, tuple[str, ...]], at: int, base: _Base
+    store: Store, realm: str, names: dict[str, tuple[str, ...]], at: int, base: _Base
 ) -> str:
     """Why a and b count as unrelated, with what the store does hold between them."""
     reason = f"no current edge leads from {base.a!r} to {base.b!r}"
-    back = table.between(reads, realm, names["b"], names["a"], at, 5).rows
-    past = table.find(reads, realm, subjects=names["a"], objects=names["b"], at=None, limit=5)
+    back = store.triplets_between(realm, names["b"], names["a"], at, 5).rows
+    past = store.find_triplets(realm, subjects=names["a"], objects=names["b"], at=None,
+                              limit=5)  # fmt: skip
     if past:
         dates = ", ".join(
             f"{t.predicate} (valid from {format_time(t.valid_from)})"

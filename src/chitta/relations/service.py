@@ -10,10 +10,10 @@ from typing import Any
 from chitta.config import DEFAULT_REALM
 from chitta.errors import BadArgument, BadDate, BadName, MemoryNotFound, TripletNotFound
 from chitta.relations.names import SELF_LOOP_PREDICATES, check_entity, check_predicate, check_weight
-from chitta.store import triplets as table
+from chitta.store.base import Store
 from chitta.store.ids import new_id
 from chitta.store.records import Triplet
-from chitta.store.sqlite import Store
+from chitta.store.triplets import predicate_key as key_of_predicate
 from chitta.validate import check_scope_name, format_time, parse_time
 
 #: Most triplets one find returns.
@@ -42,7 +42,7 @@ def triplet_to_dict(t: Triplet) -> dict[str, Any]:
 
     out = codec.triplet_to_dict(t)
     del out["type"]
-    out["predicate_key"] = table.predicate_key(t.predicate)
+    out["predicate_key"] = key_of_predicate(t.predicate)
     return out
 
 
@@ -103,7 +103,6 @@ class Relations:
         w = check_weight(weight)
         now = self.clock()
         start = parse_time(valid_from, "valid_from")
-        reads = self.store.triplet_reads()
         with self.store.write_lock():
             # Under the lock: the source cannot be forgotten between this check and the write.
             source = self._check_source(source_memory, realm_name)
@@ -113,15 +112,17 @@ class Relations:
                 invalidated_at=None, source_memory=source, created_at=now,
             )  # fmt: skip
             # Every name of each end (aliases): an edge stated under an alias is the same edge.
-            subjects = table.names_of(reads, realm_name, subject_key)
-            objects = table.names_of(reads, realm_name, object_key)
+            subjects = self.store.names_of(realm_name, subject_key)
+            objects = self.store.names_of(realm_name, object_key)
             if subjects[0] == objects[0] and predicate_key not in SELF_LOOP_PREDICATES:
                 raise BadName(
                     f"a {predicate_key} edge from {subject_text!r} to itself makes no sense; "
                     f"only {', '.join(sorted(SELF_LOOP_PREDICATES))} may loop (recursion)"
                 )
             at = max(now, triplet.valid_from)
-            existing = table.same_current(reads, realm_name, subjects, predicate_key, objects, at)
+            existing = self.store.same_current_triplet(
+                realm_name, subjects, predicate_key, objects, at
+            )
             if existing is not None:
                 return Added(existing, existing=True)
             self.store.add_triplets([triplet])
@@ -157,7 +158,7 @@ class Relations:
         alias_text, alias_key = check_entity(alias, "alias")
         canonical_text, canonical_key = check_entity(canonical, "canonical")
         with self.store.write_lock():
-            root = table.canonical(self.store.triplet_reads(), realm_name, canonical_key)
+            root = self.store.canonical(realm_name, canonical_key)
             if root == alias_key:
                 raise BadName(
                     f"{alias_text!r} cannot be an alias of itself"
@@ -191,28 +192,28 @@ class Relations:
         """Edges matching the names given (aliases resolved), newest first: those current now
         or at ``as_of``, or every one with ``include_invalidated``."""
         realm_name = check_realm(realm or self.realm)
-        reads = self.store.triplet_reads()
-        subjects = self._names(reads, realm_name, subject, "subject")
-        objects = self._names(reads, realm_name, object_, "object")
+        subjects = self._names(realm_name, subject, "subject")
+        objects = self._names(realm_name, object_, "object")
         predicate_key = None if predicate is None else check_predicate(predicate)[1]
         at = parse_time(as_of, "as_of")
         if include_invalidated and at is not None:
             raise BadArgument("give as_of or include_invalidated, not both")
         at = None if include_invalidated else (self.clock() if at is None else at)
-        return table.find(reads, realm_name, subjects=subjects, predicate=predicate_key,
-                          objects=objects, at=at, limit=check_limit(limit, MAX_FIND))  # fmt: skip
+        return self.store.find_triplets(realm_name, subjects=subjects, predicate=predicate_key,
+                                        objects=objects, at=at,
+                                        limit=check_limit(limit, MAX_FIND))  # fmt: skip
 
     def aliases(self, realm: object = None) -> list[dict[str, Any]]:
         """The realm's aliases, by alias key, for a reply."""
-        rows = table.aliases(self.store.triplet_reads(), check_realm(realm or self.realm))
-        return [{"realm": r, "alias": a, "alias_key": k, "canonical_key": c,
-                 "created_at": format_time(t)} for r, a, k, c, t in rows]  # fmt: skip
+        rows = self.store.aliases(check_realm(realm or self.realm))
+        return [{"realm": a.realm, "alias": a.alias, "alias_key": a.alias_key,
+                 "canonical_key": a.canonical_key, "created_at": format_time(a.created_at)}
+                for a in rows]  # fmt: skip
 
-    @staticmethod
-    def _names(reads: table.Query, realm: str, name: object, what: str) -> tuple[str, ...]:
+    def _names(self, realm: str, name: object, what: str) -> tuple[str, ...]:
         if name is None:
             return ()
-        return table.names_of(reads, realm, check_entity(name, what)[1])
+        return self.store.names_of(realm, check_entity(name, what)[1])
 
     def _check_source(self, source: object, realm: str) -> str | None:
         if source is None or source == "":

@@ -42,7 +42,7 @@ def tokens(text: str) -> list[str]:
 class TermStats:
     """For each realm: how many live memories it has, and how many contain each word; and
     how many times its memories were counted in or out since this count began (the keyword
-    search's row table, store/keywords.py, reads that to know a realm changed)."""
+    search's row table, store/sqlite/keywords.py, reads that to know a realm changed)."""
 
     def __init__(self) -> None:
         self._df: dict[str, Counter[str]] = {}

@@ -6,8 +6,8 @@ import json
 from typing import IO
 
 from chitta.api import Chitta
+from chitta.store.base import Store
 from chitta.store.records import Memory
-from chitta.store.sqlite import Store
 from chitta.transfer.codec import (
     FORMAT,
     FORMAT_VERSION,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -12,7 +11,6 @@ import numpy as np
 
 from chitta.api import Chitta
 from chitta.errors import ChittaError, ImportFormatError, InputError
-from chitta.store import triplets as triplet_table
 from chitta.store.ids import new_id
 from chitta.store.records import Alias, Episode, Memory, Triplet
 from chitta.transfer.codec import (
@@ -159,13 +157,13 @@ class _Importer:
         try:
             write([record for _, record in items])
             return len(items)
-        except (ChittaError, sqlite3.Error):
+        except ChittaError:
             written = 0
             for number, record in items:
                 try:
                     write([record])
                     written += 1
-                except (ChittaError, sqlite3.Error) as exc:
+                except ChittaError as exc:
                     self.report.errors.append((number, f"could not store: {exc}"))
             return written
 
@@ -208,14 +206,13 @@ class _Importer:
         """Store one alias as ``alias_entity`` would (its canonical key resolved through the
         store's aliases, never an alias of itself); an alias the realm already has is kept as
         it is, as a record whose id is already there is."""
-        reads = self.store.triplet_reads()
-        if triplet_table.canonical(reads, alias.realm, alias.alias_key) != alias.alias_key:
+        if self.store.canonical(alias.realm, alias.alias_key) != alias.alias_key:
             self.report.skipped_existing += 1
             return
         try:
             self.chitta.relations.alias(alias.alias, alias.canonical_key, alias.realm,
                                         created_at=alias.created_at)  # fmt: skip
-        except (ChittaError, sqlite3.Error) as exc:
+        except ChittaError as exc:
             self.report.errors.append((number, f"could not store: {exc}"))
             return
         self.report.aliases += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 import statistics
@@ -232,12 +233,12 @@ def _insert_given(
 
 def _cache_stored_vectors(store: Any, cache: VectorCache) -> None:
     """Add every stored (content, vector) to the vector cache and save it, for a rerun."""
-    rows = store._conn.execute(
-        "SELECT m.content, e.vector FROM memories m JOIN embeddings e ON e.memory_id = m.id"
-    )
-    for batch in iter(lambda: rows.fetchmany(10_000), []):
-        found = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in batch])
-        cache.add([r[0] for r in batch], found)
+    memories = store.iter_memories(include_deleted=True, batch=10_000)
+    for batch in iter(lambda: list(itertools.islice(memories, 10_000)), []):
+        vectors = store.vectors_for([m.id for m in batch])
+        kept = [m for m in batch if m.id in vectors]
+        if kept:
+            cache.add([m.content for m in kept], np.stack([vectors[m.id] for m in kept]))
     cache.save()
 
 

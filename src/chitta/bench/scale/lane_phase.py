@@ -37,7 +37,6 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
     `sem` lane's recall@10 against exact search."""
     store, scope = chitta.store, Scope(REALM)
     config = preset("hybrid")
-    index = store.vector_index()
     times: dict[str, list[float]] = {"plan": [], "embed": [], "sem_exact": []}
     times.update({name: [] for name in LANES})
     overlap: list[float] = []
@@ -68,15 +67,15 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
             LANES[name].run(seeded)
             times[name].append(_ms(t))
         t = time.perf_counter()
-        exact = index.search(vector, scope, ctx.depth, exact=True)
+        exact = store.vector_search(vector, scope, ctx.depth, exact=True)
         times["sem_exact"].append(_ms(t))
-        got = {m for m, _ in index.search(vector, scope, ctx.depth)[:LIMIT]}
+        got = {m for m, _ in store.vector_search(vector, scope, ctx.depth)[:LIMIT]}
         truth = [m for m, _ in exact[:LIMIT]]
         if truth:
             overlap.append(len(got.intersection(truth)) / len(truth))
     return {
         "lanes": sorted(LANES),
         "timing_ms": {name: _p(v) for name, v in times.items() if v},
-        "sem_uses_hnsw": index.has_graph(REALM),
+        "sem_uses_hnsw": store.vector_search_is_approximate(REALM),
         "sem_recall_at_10_vs_exact": round(sum(overlap) / max(1, len(overlap)), 4),
     }

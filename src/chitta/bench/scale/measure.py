@@ -58,26 +58,14 @@ def load_model() -> tuple[float, Any]:
 
 
 def store_size(store: Any, n: int) -> dict[str, Any]:
-    """Bytes per memory after a WAL checkpoint, and each table's share (``dbstat``)."""
-    conn = store._conn
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    """Bytes per memory with what the store writes ahead settled, and each part's share
+    (``Store.disk_usage``: memories, embeddings, keywords, other)."""
+    tables = store.disk_usage()
     size = store.size_bytes()
-    tables: dict[str, int] = {}
-    for name, nbytes in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
-        if name.startswith("memories_fts"):
-            group = "fts"
-        elif name in ("embeddings", "sqlite_autoindex_embeddings_1"):
-            group = "embeddings"
-        elif name.startswith(("memories", "sqlite_autoindex_memories")):
-            group = "memories"
-        else:
-            group = "other"
-        tables[group] = tables.get(group, 0) + int(nbytes)
     return {
         "size_bytes": size,
         "bytes_per_memory": round(size / n, 1),
         "raw_vector_bytes": store.model_identity().dim * 4,
         "per_memory_by_table": {k: round(v / n, 1) for k, v in sorted(tables.items())},
         "bytes_per_memory_without_embeddings": round((size - tables.get("embeddings", 0)) / n, 1),
-        "page_size": conn.execute("PRAGMA page_size").fetchone()[0],
     }

@@ -115,7 +115,7 @@ def recall_figures(spec: dict[str, Any], events: Events) -> dict[str, Any]:
             "open_ms": round(open_s * 1000, 3),
             "first_recall_ms": round(first_s * 1000, 3),
             "first_recall_timing_ms": first.timing_ms,
-            "vectors_in_index": len(chitta.store.vector_index()),
+            "vectors_in_index": chitta.store.vector_count(),
         }
         for strategy in STRATEGIES:
             cache = caches[strategy]

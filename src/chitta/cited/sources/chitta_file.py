@@ -1,6 +1,6 @@
 """Another chitta store file as a cited recall source (kind ``chitta_file``).
 
-One process owns a store at a time (store/lock.py), so each search asks in one of two ways:
+One process owns a store file at a time (its instance lock), so each search asks in one of two ways:
 
 - a daemon serves the store (its socket answers): its ``recall`` RPC method, with
   ``record: false``;
@@ -16,7 +16,6 @@ A missing file is a :class:`SourceError`; no store is ever created.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -102,15 +101,15 @@ class ChittaFileSource:
         """Open the file in this process, recall each realm, close it."""
         from chitta.api import Chitta  # numpy and the recall pipeline: loaded when needed
         from chitta.recall.scoring_config import load_scoring
-        from chitta.store.sqlite import Store
+        from chitta.store.backends import open_store
 
         embedder = self._embedder_once()
         try:
-            store = Store(self.path, create=False)
+            store = open_store(self.path, create=False)
         except StoreLocked as exc:
             where = f"on {self.socket}" if self.socket else "(set the source's socket option)"
             raise SourceError(f"{exc}; and no daemon answers {where}") from exc
-        except (ChittaError, sqlite3.Error) as exc:
+        except ChittaError as exc:
             raise SourceError(f"cannot open {self.path}: {exc}") from exc
         try:
             store.bind_model(embedder.identity())
@@ -118,7 +117,7 @@ class ChittaFileSource:
             chitta = Chitta(store, embedder, scoring=scoring, gate=self.gate)
             return [recall_reply(chitta, query, realm, limit, self.strategy)
                     for realm in self.realms]  # fmt: skip
-        except (ChittaError, sqlite3.Error) as exc:
+        except ChittaError as exc:
             raise SourceError(f"recall in {self.path} failed: {exc}") from exc
         finally:
             store.close()

@@ -9,7 +9,6 @@ recall can abstain honestly. The realms' admitted rows are merged by their score
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -97,7 +96,7 @@ class ChittaStoreSource:
         for realm in self.realms:
             try:
                 reply = recall_reply(self.chitta, query, realm, limit, self.strategy)
-            except (ChittaError, sqlite3.Error) as exc:
+            except ChittaError as exc:
                 raise SourceError(f"recall in realm {realm!r} failed: {exc}") from exc
             realms.append(
                 admitted_rows(reply, realm=realm, limit=limit, strategy=self.strategy, gate=gate)

@@ -11,7 +11,7 @@ import numpy as np
 from chitta.store.records import Memory, Scope
 
 if TYPE_CHECKING:
-    from chitta.store.sqlite import Store
+    from chitta.store.base import Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from chitta.store.corrections import indexed, query_keys
 from chitta.store.records import Memory, Scope
 
 if TYPE_CHECKING:
-    from chitta.store.sqlite import Store
+    from chitta.store.base import Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,4 +18,4 @@ class HdcLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if ctx.query_vector is None:
             return []
-        return ctx.store.sparse_index().search(ctx.query_vector, ctx.scope, ctx.depth)
+        return ctx.store.sparse_search(ctx.query_vector, ctx.scope, ctx.depth)

@@ -1,5 +1,5 @@
 """``kw``: BM25 over the FTS5 index with the realm's own statistics (Robertson & Zaragoza 2009,
-SQLite's constants; store/keywords.py)."""
+SQLite's constants; store/sqlite/keywords.py)."""
 
 from __future__ import annotations
 

@@ -12,4 +12,4 @@ class SemanticLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if ctx.query_vector is None:
             return []
-        return ctx.store.vector_index().search(ctx.query_vector, ctx.scope, ctx.depth)
+        return ctx.store.vector_search(ctx.query_vector, ctx.scope, ctx.depth)

@@ -3,7 +3,7 @@
 Over every other realm (with the recall's agent and channel axes) the dense and keyword lanes
 run as they do at home: one cosine search across those realms, and one BM25 search over them
 taken as one collection (N, df and the average length over all the other realms together,
-store/keywords.py, so their scores compare; the recall's own realm is not counted). The two
+store/sqlite/keywords.py, so their scores compare; the recall's own realm is not counted). The two
 lists are fused by RRF (Cormack et al. 2009) into this lane's one ranking. In the recall's
 own fusion ``xr`` is then one lane among the others, with its own weight: a cross-realm
 memory can only rank by its ``xr`` contribution, so it is recognisable (its only lane is
@@ -24,8 +24,7 @@ class CrossRealmLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         dense: list[tuple[str, float]] = []
         if ctx.query_vector is not None:
-            index = ctx.store.vector_index()
-            dense = index.search_other_realms(ctx.query_vector, ctx.scope, ctx.depth)
+            dense = ctx.store.vector_search_elsewhere(ctx.query_vector, ctx.scope, ctx.depth)
         keyword: list[tuple[str, float]] = []
         if ctx.terms:
             keyword = ctx.store.keyword_search_elsewhere(ctx.terms, ctx.scope, ctx.depth)

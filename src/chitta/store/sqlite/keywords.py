@@ -33,7 +33,7 @@ from chitta.store.terms import TermStats
 
 Read = Callable[[str, Sequence[object]], list]
 
-#: The keyword index's tokenizer (schema 1, store/migrations.py): query terms go through it.
+#: The keyword index's tokenizer (schema 1, store/sqlite/migrations.py): query terms go through it.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 _LIVE_ROWS = (

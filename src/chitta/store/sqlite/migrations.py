@@ -157,7 +157,7 @@ CREATE INDEX entity_aliases_canonical ON entity_aliases (realm, canonical_key);
 
 # FTS5's vocabulary of the keyword index, one row per occurrence of a term (term, row, column,
 # offset): the keyword search reads which memories hold a term, and how often, from it and
-# scores them with the realm's own statistics (store/keywords.py). A view of the index kept
+# scores them with the realm's own statistics (keywords.py). A view of the index kept
 # by FTS5 itself: nothing to fill, nothing stored.
 V6 = """
 CREATE VIRTUAL TABLE memories_fts_instance USING fts5vocab (memories_fts, instance);

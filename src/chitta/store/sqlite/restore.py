@@ -8,8 +8,8 @@ sound store, ``<store>.damaged-<time>`` when they were not, each with its ``-wal
 
 Two ways in. :func:`restore_file` works on the files alone, with nothing open: the CLI's way
 when no daemon serves the store (it takes the store's lock, so none can). An open store — the
-daemon's — restores through :meth:`Store.restore_from <chitta.store.sqlite.Store.restore_from>`,
-which writes the backup into its open file and keeps the old contents with :func:`keep_copy`.
+daemon's — restores through ``SQLiteStore.restore_from`` (upkeep.py), which writes the backup
+into its open file and keeps the old contents with :func:`keep_copy`.
 """
 
 from __future__ import annotations

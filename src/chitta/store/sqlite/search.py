@@ -64,7 +64,7 @@ class Search(Indexes):
     def keyword_search(
         self, terms: Sequence[str], scope: Scope, limit: int, *, column: str | None = None
     ) -> list[tuple[str, float]]:
-        """BM25 over ``scope`` with its realm's own statistics (store/keywords.py): (memory id,
+        """BM25 over ``scope`` with its realm's own statistics (keywords.py): (memory id,
         score), best first, equal scores oldest first; higher is better.
 
         Each of ``terms`` (plain words) is matched as the index matches a quoted term: Porter

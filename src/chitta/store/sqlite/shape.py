@@ -2,7 +2,7 @@
 
 SQLite takes an empty file for an empty database, and opening a file cut short may succeed
 until a read reaches the missing pages. chitta never leaves its store empty (a new store is
-made under another name and moved into place whole, store/sqlite.py), so an empty, foreign or
+made under another name and moved into place whole, connect.py), so an empty, foreign or
 short file is damage, reported as such before anything can write to it. The header fields
 read here are those of the SQLite file format (https://sqlite.org/fileformat.html §1.3).
 """

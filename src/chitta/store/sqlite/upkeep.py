@@ -100,7 +100,7 @@ class Upkeep(Connection):
     def restore_from(self, source: Path) -> Path:
         """Replace this store's contents with a backup; the old contents are kept beside it.
 
-        The backup is checked first (store/restore.py), not this store: restoring is what a
+        The backup is checked first (restore.py), not this store: restoring is what a
         damaged store needs. The old contents go to ``<store>.pre-restore-<time>`` (a backup
         of them), or, when they fail SQLite's quick check, their files as they are to
         ``<store>.damaged-<time>``, before anything is overwritten. Where they went.
