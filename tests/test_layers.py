@@ -34,6 +34,8 @@ def modules(layer: str) -> list[Path]:
         ("daemon", ("chitta.cli", "chitta.mcp", "chitta.hooks")),
         ("hooks", ("chitta.cli", "chitta.mcp")),
         ("wire.py", ("chitta.cli", "chitta.daemon", "chitta.mcp")),
+        # The store imports no settings: a backend is given its location and options.
+        ("store", ("chitta.config",)),
         # Below the store and every other writer: it imports the errors, no more.
         ("files.py", ("chitta.store", "chitta.recall", "chitta.api", "chitta.cli", "chitta.hooks")),
     ],
@@ -55,5 +57,64 @@ def test_only_the_command_line_imports_the_command_line() -> None:
         if "cli" not in path.relative_to(SRC).parts[:1] and path.name != "__main__.py"
         for name in imports_of(path)
         if name == "chitta.cli" or name.startswith("chitta.cli.")
+    ]
+    assert not bad, bad
+
+
+#: The backend packages: only chitta.store itself (backends.py's open_store) names them.
+BACKENDS = ("chitta.store.sqlite", "chitta.store.postgres")
+#: What a backend hands out only to itself and its own tests: its connection, its raw reads
+#: and its in-memory indexes (the protocol, store/base.py, answers through methods instead).
+PRIVATE_ATTRIBUTES = ("_conn", "_query", "triplet_reads", "vector_index", "sparse_index")
+
+
+def modules_imported(path: Path) -> set[str]:
+    """Every chitta module ``path`` imports, ``from package import module`` included."""
+    found = imports_of(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_nothing_outside_the_store_imports_a_backend() -> None:
+    """The rest of chitta opens a store with store/backends.py and types it with
+    store/base.py; a backend's modules (the SQLite connection, its migrations, its FTS5
+    search, ...) are its own."""
+    bad = [
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] != "store"
+        for name in modules_imported(path)
+        if name.startswith(BACKENDS)
+    ]
+    assert not bad, bad
+
+
+def test_nothing_outside_the_store_reaches_into_a_backend() -> None:
+    bad = [
+        f"{path.relative_to(SRC)} uses .{node.attr}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] != "store"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in PRIVATE_ATTRIBUTES
+        # An object's own _conn (a daemon connection's socket) is not the store's.
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    ]
+    assert not bad, bad
+
+
+def test_nothing_outside_the_store_catches_sqlites_errors() -> None:
+    """A backend's errors come out as StoreError (store/base.py): nobody else names them. The
+    cited ``sqlite_fts`` source opens SQLite files of its own, not a store."""
+    bad = [
+        f"{path.relative_to(SRC)} catches {ast.unparse(node.type)}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path.relative_to(SRC).parts[0] != "store" and path.name != "sqlite_fts.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ExceptHandler)
+        and node.type is not None
+        and "sqlite3" in ast.unparse(node.type)
     ]
     assert not bad, bad
