@@ -91,3 +91,15 @@ def test_the_log_is_owner_only_in_folders_made_owner_only(tmp_path: Path, umask0
     proc, _ = spawn_daemon(settings)
     proc.wait(timeout=60)
     assert stat.S_IMODE(log.stat().st_mode) == 0o600
+
+
+def test_a_database_url_goes_to_the_daemon_in_its_environment(tmp_path: Path) -> None:
+    """The password of a database store stays out of the command line `ps` shows."""
+    from chitta.daemon.launch import _command, _environment
+
+    url = "postgresql://ann:s3cret@db.example/chitta"
+    settings = load_settings({"CHITTA_HOME": str(tmp_path), "CHITTA_STORE": url})
+    assert not any("s3cret" in part for part in _command(settings))
+    assert _environment(settings)["CHITTA_STORE"] == url
+    named = replace(settings, store="work")
+    assert _command(named)[-5:-3] == ["--store", "work"]

@@ -54,14 +54,19 @@ def spawn_daemon(settings: Settings) -> tuple[subprocess.Popen, int]:
 def _command(settings: Settings) -> list[str]:
     # The home and store may come from options rather than the environment: pass them on.
     # Nobody asked for this daemon by hand, so it goes away once unused (0: it stays).
-    return [sys.executable, "-m", "chitta", "--home", str(settings.home), "--store",
-            settings.store, "serve", "--idle-exit", str(settings.daemon_idle_s)]  # fmt: skip
+    # A database URL may carry a password: it goes in the environment, not the command line
+    # that `ps` shows everyone (_environment).
+    store = [] if settings.store_is_database else ["--store", settings.store]
+    return [sys.executable, "-m", "chitta", "--home", str(settings.home), *store,
+            "serve", "--idle-exit", str(settings.daemon_idle_s)]  # fmt: skip
 
 
 def _environment(settings: Settings) -> dict[str, str]:
     env = dict(os.environ)
     if settings.socket is not None:
         env["CHITTA_SOCKET_PATH"] = str(settings.socket)
+    if settings.store_is_database:
+        env["CHITTA_STORE"] = settings.store
     if settings.clock_offset_ms:  # the clock the caller keeps, whichever way it was set
         env["CHITTA_CLOCK_OFFSET_MS"] = str(settings.clock_offset_ms)
     return env

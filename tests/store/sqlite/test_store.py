@@ -621,3 +621,15 @@ def test_readers_of_ended_threads_are_closed(store, store_path, make_memory) -> 
     settled = read_in_threads(10)
     assert read_in_threads(40) == settled <= before + 4
     assert store.get(kept.id).id == kept.id  # this thread still reads
+
+
+def test_no_error_of_sqlites_leaves_the_store(store: Store, tmp_path: Path) -> None:
+    """An SQLite error the mapping has no meaning for (here a query of a table that is not
+    there) is a StoreError naming the store, SQLite's own error its cause."""
+    with pytest.raises(StoreError, match=str(store.path)) as caught:
+        store._query("SELECT * FROM no_such_table")
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    with pytest.raises(StoreError, match="SQLite failed"), store.transaction() as conn:
+        conn.execute("INSERT INTO no_such_table VALUES (1)")
+    store.set_meta("still", "writable")  # the failed transaction was rolled back
+    assert store.meta("still") == "writable"
