@@ -472,6 +472,24 @@ class Store:
     @_whole
     def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Insert memories (with their vectors, if any) in one transaction."""
+        self._insert(items)
+
+    @_whole
+    def insert_exact(
+        self, items: Sequence[tuple[Memory, np.ndarray | None, Sequence[int]]]
+    ) -> None:
+        """Insert memories as given, with their vectors and recent access times, changing no
+        other memory (a copy: chitta migrate)."""
+        times = [(m.id, at) for m, _, ats in items for at in ats]
+        self._insert([(m, v) for m, v, _ in items], access_times=times, mark_superseded=False)
+
+    def _insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        access_times: Sequence[tuple[str, int]] = (),
+        mark_superseded: bool = True,
+    ) -> None:
         with self.transaction() as conn:
             conn.executemany(
                 f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({_PLACEHOLDERS})",
@@ -481,8 +499,9 @@ class Store:
                 "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?)",
                 ((m.id, v.astype(np.float32).tobytes()) for m, v in items if v is not None),
             )
+            conn.executemany("INSERT INTO access_log (memory_id, at) VALUES (?, ?)", access_times)
             for m, _ in items:
-                if m.supersedes is not None:
+                if m.supersedes is not None and mark_superseded:
                     conn.execute(
                         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
                         (m.id, m.created_at, m.supersedes),
@@ -735,6 +754,36 @@ class Store:
             ):
                 found.setdefault(mid, set()).add(session)
         return found
+
+    def replications(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(memory id, session, time) of each replication of ``ids``, in that order."""
+        found: list[tuple[str, str, int]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found += [tuple(r) for r in self._query(  # type: ignore[misc]
+                "SELECT memory_id, session, created_at FROM replications "
+                f"WHERE memory_id IN ({', '.join('?' * len(chunk))})", chunk)]  # fmt: skip
+        return sorted(found)
+
+    def co_access_rows(self, ids: Sequence[str]) -> list[tuple[str, str, float, int]]:
+        """The co-access rows (a, b, weight, updated_at) whose ``a`` is one of ``ids``."""
+        found: list[tuple[str, str, float, int]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found += [tuple(r) for r in self._query(  # type: ignore[misc]
+                "SELECT a, b, weight, updated_at FROM co_access "
+                f"WHERE a IN ({', '.join('?' * len(chunk))})", chunk)]  # fmt: skip
+        return sorted(found)
+
+    def put_co_access(self, rows: Sequence[tuple[str, str, float, int]]) -> None:
+        """Set co-access rows as given (a copy: chitta migrate)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO co_access (a, b, weight, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (a, b) DO UPDATE SET weight = excluded.weight, "
+                "updated_at = excluded.updated_at",
+                rows,
+            )
 
     # --- search --------------------------------------------------------------------------------
 
