@@ -304,6 +304,11 @@ class Store:
 
     # --- lifetime ------------------------------------------------------------------------------
 
+    @property
+    def location(self) -> str:
+        """The store's file (the protocol's ``location``)."""
+        return str(self.path)
+
     def close(self) -> None:
         """Flush the access history, save the HNSW graphs if due, close the file and release
         the instance lock — the last two even when one of the first two fails."""
