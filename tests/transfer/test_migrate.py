@@ -25,6 +25,7 @@ from chitta.errors import (
     BadArgument,
     InProcessOnly,
     ModelMismatch,
+    StoreLocked,
     StoreMissing,
     StoreNotEmpty,
     StoreReadOnly,
@@ -292,6 +293,25 @@ def test_one_store_twice_is_refused(source: str, tmp_path: Path) -> None:
     link.symlink_to(source)
     with pytest.raises(BadArgument, match="same store"):
         migrate_locations(str(link), source, home=home)
+
+
+def test_a_store_another_process_holds_is_refused_before_any_write(
+    source: str, tmp_path: Path
+) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom chitta.store.backends import open_store\n"
+         "s = open_store(sys.argv[1]); print('held', flush=True); time.sleep(60)", source],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        with pytest.raises(StoreLocked, match=str(holder.pid)):
+            migrate_locations(source, str(tmp_path / "dst.db"), home=tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert not (tmp_path / "dst.db").exists()
 
 
 def test_a_store_name_names_a_store_under_the_home(source: str, tmp_path: Path) -> None:
