@@ -22,13 +22,16 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from chitta.config import store_path
 from chitta.errors import BadArgument, ModelMismatch, StoreNotEmpty, StoreReadOnly
 from chitta.store.backends import is_database_url, open_store
 from chitta.store.base import Store
 from chitta.store.records import Memory
+
+if TYPE_CHECKING:
+    from chitta.embed.base import ModelIdentity
 
 #: Memories read and written per transaction of the destination.
 BATCH = 500
@@ -141,7 +144,7 @@ def migrate(
     return report
 
 
-def _check_model(src: Store, dst: Store) -> Any:
+def _check_model(src: Store, dst: Store) -> ModelIdentity | None:
     """The source's model identity (None: it has none); ModelMismatch when ``dst`` is bound
     to another model."""
     ours, theirs = src.model_identity(), dst.model_identity()
@@ -169,9 +172,9 @@ def _check_empty(src: Store, dst: Store) -> None:
             foreign += len(ids) - len(src.existing_ids(table, ids))
     if foreign:
         raise StoreNotEmpty(
-            f"{dst.location} already holds memories of its own; give --merge to add "
-            f"{src.location}'s to them (nothing of the destination's is changed), or migrate "
-            "into a new store"
+            f"{dst.location} already holds records of its own (memories, episodes or "
+            f"triplets {src.location} has not); give --merge to add {src.location}'s to them "
+            "(nothing of the destination's is changed), or migrate into a new store"
         )
 
 
@@ -191,7 +194,8 @@ def _copy_memories(
     """Memories in id order, each batch one transaction with its vectors and access times;
     then each batch's replications and the co-access pairs whose both ends are in."""
     counts = src.counts()
-    total = int(counts["memories"]) + int(counts["forgotten"])  # type: ignore[call-overload]
+    live, forgotten = counts["memories"], counts["forgotten"]
+    total = live + forgotten if isinstance(live, int) and isinstance(forgotten, int) else 0
     done = 0
     waiting: list[tuple[str, str, float, int]] = []  # co-access pairs whose later end is not in
     for chunk in _chunks(src.iter_memories(include_deleted=True, batch=batch), batch):
