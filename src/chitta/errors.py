@@ -111,6 +111,13 @@ class StoreMissing(StoreError):
     code = "store_missing"
 
 
+class StoreNotEmpty(StoreError):
+    """The store a migration copies into holds records of its own (and merging was not
+    asked for)."""
+
+    code = "store_not_empty"
+
+
 class AlreadyRunning(StoreError):
     """A chitta daemon already serves this store or answers on this socket."""
 

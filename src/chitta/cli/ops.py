@@ -40,7 +40,7 @@ def run_op(
     The parameters are checked first, so a bad call touches nothing either way."""
     params = given(params)
     check_params(op, params)
-    client = daemon_client(ctx, long=op.long)
+    client = None if op.local else daemon_client(ctx, long=op.long)
     if client is not None:
         with client:
             data = client.call(op.name, progress=progress, **params)

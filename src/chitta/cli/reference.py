@@ -56,6 +56,8 @@ def operation(op: Operation) -> str:
     how = ["writes (one at a time)" if op.writes else "reads"]
     if op.long:
         how.append("long: no request deadline, reports progress")
+    if op.local:
+        how.append("runs in the CLI's own process, never through the daemon")
     lines = [
         f"## `{op.name}`",
         "",

@@ -145,6 +145,22 @@ def print_import_report(report: ImportReport) -> None:
         console.print(f"  … and {report.bad_lines - 50} more (use --json for all)")
 
 
+def print_migration_report(data: dict[str, Any]) -> None:
+    """What a migration copied and skipped, table by table, and what the destination lacks."""
+    console = Console(stderr=True)
+    how = "merged into" if data["merged"] else "migrated to"
+    console.print(f"{data['source']} {how} {data['destination']}", markup=False, highlight=False)
+    for table, copied in data["copied"].items():
+        line = f"  {table}: {copied} copied, {data['skipped'][table]} already there"
+        if data["missing"][table]:
+            line += f", {data['missing'][table]} MISSING"
+        console.print(line, markup=False, highlight=False)
+    if data["complete"]:
+        console.print("checked: the destination holds everything the source holds")
+    else:
+        console.print("the destination lacks records of the source: run the migration again")
+
+
 def print_status(info: dict[str, Any]) -> None:
     console = Console()
     model = info["model"]

@@ -113,6 +113,17 @@ def _reembedded(data: dict[str, Any]) -> None:
                f"{m['hash'][:12]})")  # fmt: skip
 
 
+def _migrated(data: dict[str, Any]) -> None:
+    from chitta.cli.render import print_migration_report
+
+    print_migration_report(data)
+
+
+def _migrate_exit(data: dict[str, Any]) -> None:
+    if not data["complete"]:
+        sys.exit(4)  # the destination lacks records of the source: as a store error does
+
+
 def status_info(ctx: click.Context) -> dict[str, Any]:
     """What ``status`` shows: the store's figures (the daemon's too, when one serves it),
     or that it does not exist yet; and the realm this command's calls would use."""
@@ -145,6 +156,7 @@ def register(group: click.Group) -> None:
                progress="steps")  # fmt: skip
     op_command(group, "reembed", _reembedded, prepare=_reembed_model, progress="memories",
                check_model=False)  # fmt: skip
+    op_command(group, "migrate", _migrated, progress="memories", finish=_migrate_exit)
 
     @group.command()
     @click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")

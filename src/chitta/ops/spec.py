@@ -184,6 +184,9 @@ class Operation:
     #: Run this instead, with the store unopened, when the CLI runs the operation in its own
     #: process (restore_backup: the store it replaces may be too damaged to open).
     offline: Offline | None = None
+    #: Never through a daemon: the CLI always runs ``offline``, and the daemon refuses the
+    #: method (migrate: the stores it works on are its parameters, not the daemon's store).
+    local: bool = False
     by_name: Mapping[str, Param] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

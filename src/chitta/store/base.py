@@ -312,6 +312,27 @@ class Store(Protocol):
 
     def episodes(self, realm: str | None = None) -> list[Episode]: ...
 
+    # --- copying a store whole (chitta migrate: transfer/migrate.py) -------------------------
+
+    def insert_exact(
+        self, items: Sequence[tuple[Memory, np.ndarray | None, Sequence[int]]]
+    ) -> None:
+        """Insert memories exactly as given, in one transaction: every field (the access count
+        and last access, ``superseded_by``, ``deleted_at``), the vector if any, and the recent
+        access times (as :meth:`access_history` reads them). Unlike :meth:`insert` it changes
+        no other memory: a copied memory brings its own ``superseded_by``."""
+
+    def replications(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """The replications of ``ids``: (memory id, session, time), in that order."""
+
+    def co_access_rows(self, ids: Sequence[str]) -> list[tuple[str, str, float, int]]:
+        """The co-access rows whose first (smaller) id is one of ``ids``: (a, b, weight, time
+        of the last change), in that order."""
+
+    def put_co_access(self, rows: Sequence[tuple[str, str, float, int]]) -> None:
+        """Set co-access rows (a < b) exactly as given, in one transaction: a pair already
+        there takes the given weight and time."""
+
     # --- figures and maintenance -------------------------------------------------------------
 
     def counts(self) -> dict[str, object]:

@@ -71,3 +71,33 @@ class History(Connection):
             ):
                 found.setdefault(mid, set()).add(session)
         return found
+
+    def replications(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(memory id, session, time) of each replication of ``ids``, in that order."""
+        found: list[tuple[str, str, int]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found += [tuple(r) for r in self._query(  # type: ignore[misc]
+                "SELECT memory_id, session, created_at FROM replications "
+                f"WHERE memory_id IN ({', '.join('?' * len(chunk))})", chunk)]  # fmt: skip
+        return sorted(found)
+
+    def co_access_rows(self, ids: Sequence[str]) -> list[tuple[str, str, float, int]]:
+        """The co-access rows (a, b, weight, updated_at) whose ``a`` is one of ``ids``."""
+        found: list[tuple[str, str, float, int]] = []
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            found += [tuple(r) for r in self._query(  # type: ignore[misc]
+                "SELECT a, b, weight, updated_at FROM co_access "
+                f"WHERE a IN ({', '.join('?' * len(chunk))})", chunk)]  # fmt: skip
+        return sorted(found)
+
+    def put_co_access(self, rows: Sequence[tuple[str, str, float, int]]) -> None:
+        """Set co-access rows as given (a copy: chitta migrate)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO co_access (a, b, weight, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (a, b) DO UPDATE SET weight = excluded.weight, "
+                "updated_at = excluded.updated_at",
+                rows,
+            )

@@ -35,6 +35,24 @@ class Memories(Connection):
     @locked_write
     def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Insert memories (with their vectors, if any) in one transaction."""
+        self._insert(items)
+
+    @locked_write
+    def insert_exact(
+        self, items: Sequence[tuple[Memory, np.ndarray | None, Sequence[int]]]
+    ) -> None:
+        """Insert memories as given, with their vectors and recent access times, changing no
+        other memory (a copy: chitta migrate)."""
+        times = [(m.id, at) for m, _, ats in items for at in ats]
+        self._insert([(m, v) for m, v, _ in items], access_times=times, mark_superseded=False)
+
+    def _insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        access_times: Sequence[tuple[str, int]] = (),
+        mark_superseded: bool = True,
+    ) -> None:
         with self.transaction() as conn:
             conn.executemany(
                 f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({PLACEHOLDERS})",
@@ -44,8 +62,9 @@ class Memories(Connection):
                 "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?)",
                 ((m.id, v.astype(np.float32).tobytes()) for m, v in items if v is not None),
             )
+            conn.executemany("INSERT INTO access_log (memory_id, at) VALUES (?, ?)", access_times)
             for m, _ in items:
-                if m.supersedes is not None:
+                if m.supersedes is not None and mark_superseded:
                     conn.execute(
                         "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE id = ?",
                         (m.id, m.created_at, m.supersedes),
