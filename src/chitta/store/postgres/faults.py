@@ -77,4 +77,4 @@ def mapped(where: str, doing: str = "the read") -> Iterator[None]:
     try:
         yield
     except psycopg.Error as exc:
-        raise store_error(exc, where, doing) from None
+        raise store_error(exc, where, doing) from exc

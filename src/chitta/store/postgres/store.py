@@ -268,10 +268,13 @@ class PostgresStore:
 
     @staticmethod
     def _make_hnsw(cur: psycopg.Cursor, dim: int) -> None:
-        """The HNSW index (cosine) over the vectors of dimension ``dim``."""
+        """The HNSW index (cosine) over the vectors of dimension ``dim``: partial, so that
+        rows of another dimension (the versions a re-embedding just replaced, which an index
+        build still reads) are never cast to it."""
         cur.execute(
             f"CREATE INDEX IF NOT EXISTS {_hnsw_index(dim)} ON embeddings USING hnsw "
-            f"((vector::vector({int(dim)})) vector_cosine_ops)"
+            f"((vector::vector({int(dim)})) vector_cosine_ops) "
+            f"WHERE vector_dims(vector) = {int(dim)}"
         )
 
     def replace_model(self, identity: ModelIdentity, vectors: dict[str, np.ndarray]) -> None:
@@ -556,6 +559,8 @@ class PostgresStore:
         q = np.asarray(vector, dtype=np.float32).ravel()
         dim = int(q.size)
         target = f"vector::vector({dim}) <=> %s::vector({dim})" if approximate else "vector <=> %s"
+        if approximate:
+            where = f"{where} AND vector_dims(vector) = {dim}"  # the index's predicate
         sql = (f"SELECT memory_id, {target} AS d FROM embeddings WHERE {where} "
                f"ORDER BY {target}, memory_id LIMIT %s")  # fmt: skip
         with self._connection("the vector search") as conn:
