@@ -11,6 +11,8 @@ parametrised over both backends.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,15 +29,19 @@ _numbers = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The session's PostgreSQL server, stopped when the session ends."""
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "data", cleanup_mode="stop")
+def pg_server() -> Iterator[Any]:
+    """The session's PostgreSQL server, stopped (and its folder removed) when the session
+    ends. Its folder is its own, not under pytest's base folder: another pytest session (as
+    root they share /tmp/pytest-of-root) prunes old base folders, a running server's too."""
+    folder = Path(tempfile.mkdtemp(prefix="chitta-pg-"))
+    server = pgserver.get_server(folder / "data", cleanup_mode="stop")
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {TEMPLATE}")
     with psycopg.connect(server.get_uri(TEMPLATE), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
     yield server
     server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
