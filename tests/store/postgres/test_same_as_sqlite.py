@@ -15,9 +15,10 @@ from chitta.store.postgres import PostgresStore
 from chitta.store.records import Memory, Scope
 from chitta.store.sqlite import Store as SQLiteStore
 
-WORDS = ("deploy deploying deployed parser parsing parse_tags staging production Alice Bob "
-         "café naïve résumé database index vector the a of to meeting Friday Paris bug fix "
-         "release v2 user_id getUser WAL").split()  # fmt: skip
+_TEXT = """deploy deploying deployed parser parsing parse_tags staging production Alice Bob café
+    naïve résumé database index vector the a of to meeting Friday Paris bug fix release v2
+    user_id getUser WAL"""
+WORDS = _TEXT.split()
 REALMS = ("work", "home", "club")
 MODEL = ModelIdentity("test-model", 8, "0" * 64)
 
@@ -55,8 +56,18 @@ def both(pg_url: str, tmp_path: Path, make_memory):
     pg.close()
 
 
-QUERIES = [["deploying"], ["parser", "bug"], ["parse_tags"], ["cafe"], ["alice", "paris", "the"],
-           ["getuser"], ["user_id", "wal"], ["v2", "release", "fix"], ["nothing"], ["_"]]  # fmt: skip
+QUERIES = [
+    ["deploying"],
+    ["parser", "bug"],
+    ["parse_tags"],
+    ["cafe"],
+    ["alice", "paris", "the"],
+    ["getuser"],
+    ["user_id", "wal"],
+    ["v2", "release", "fix"],
+    ["nothing"],
+    ["_"],
+]
 SCOPES = [Scope(r, agent_id=a) for r in REALMS for a in (None, "ann")]
 
 

@@ -46,6 +46,13 @@ def host_of(url: str) -> str:
         return "an unknown host"
 
 
+def _reason(exc: psycopg.Error) -> str:
+    """The server's own words, when a connection failure carries them (libpq puts them last,
+    after the socket or address it tried)."""
+    text = str(exc).strip()
+    return text.rsplit("FATAL:", 1)[1].strip() if "FATAL:" in text else text.splitlines()[0]
+
+
 def store_error(exc: psycopg.Error, where: str, doing: str = "the read") -> StoreError:
     """The store error for ``exc``, raised while doing ``doing`` on the store ``where``."""
     state = exc.sqlstate or ""
@@ -62,12 +69,14 @@ def store_error(exc: psycopg.Error, where: str, doing: str = "the read") -> Stor
             f"the database {where} reports damaged data ({first}) during {doing}; restore it "
             "from a backup (pg_dump, or the managed service's snapshots)"
         )
-    if state == NO_DATABASE:
+    # libpq's connection failures carry no SQLSTATE: read the server's message.
+    if state == NO_DATABASE or ("FATAL:  database" in str(exc) and "does not exist" in str(exc)):
         return StoreMissing(f"no database {where}: create it (createdb) or check the URL")
-    if state.startswith("08") or isinstance(exc, psycopg.OperationalError) and not state:
+    if state.startswith("28") or "authentication failed" in str(exc):
+        return StoreError(f"the database {where} refused the login: {_reason(exc)}")
+    # 08: connection exceptions; 57P0x: the server shut down, crashed, or is starting.
+    if state.startswith(("08", "57P")) or isinstance(exc, psycopg.OperationalError) and not state:
         return StoreError(f"the database {where} is unreachable ({first}) during {doing}")
-    if state.startswith("28"):
-        return StoreError(f"the database {where} refused the login: {first}")
     return StoreError(f"the database {where} failed {doing}: {first} (SQLSTATE {state or '?'})")
 
 
