@@ -211,6 +211,13 @@ class ModelMismatch(StoreError):
     code = "model_mismatch"
 
 
+class StoreUnsupported(StoreError):
+    """What this store's backend does not do (a SQLite backup file of a PostgreSQL store);
+    the message says what does it instead."""
+
+    code = "store_unsupported"
+
+
 # --- files chitta writes --------------------------------------------------------------------
 
 

@@ -1,0 +1,121 @@
+"""The access history's SQL on PostgreSQL: writing a batch of store/access.py's records, and
+the reads that merge the tables with the records still buffered (as store/access.py does for
+SQLite)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import psycopg
+
+from chitta.store.access import (
+    KEEP_ACCESSES,
+    MAX_CO_WEIGHT,
+    AccessHistory,
+    AccessRecord,
+    pair_increments,
+)
+
+Read = Callable[[str, Sequence[object]], list]
+
+
+def write_batch(cur: psycopg.Cursor, batch: Sequence[AccessRecord]) -> None:
+    """Write ``batch`` inside the caller's transaction; ids purged meanwhile are skipped.
+    Rows are touched in id order, so two processes flushing at once never deadlock."""
+    touched = sorted({i for rec in batch for i in rec.ids})
+    live = {
+        r[0]
+        for r in cur.execute(
+            "SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (touched,)
+        )
+    }
+    cur.executemany(
+        "INSERT INTO access_log (memory_id, at) VALUES (%s, %s)",
+        [(i, rec.at) for rec in batch for i in rec.ids if i in live],
+    )
+    counts: dict[str, tuple[int, int]] = {}
+    for rec in batch:
+        for i in rec.ids:
+            n, last = counts.get(i, (0, 0))
+            counts[i] = (n + 1, max(last, rec.at))
+    cur.executemany(
+        "UPDATE memories SET access_count = access_count + %s, "
+        "last_accessed = greatest(coalesce(last_accessed, 0), %s) WHERE id = %s",
+        [(n, last, i) for i, (n, last) in sorted(counts.items()) if i in live],
+    )
+    cur.execute(
+        "DELETE FROM access_log l USING (SELECT id, row_number() OVER (PARTITION BY memory_id "
+        "ORDER BY at DESC, id DESC) AS place FROM access_log WHERE memory_id = ANY(%s)) k "
+        "WHERE l.id = k.id AND k.place > %s",
+        ([i for i in touched if i in live], KEEP_ACCESSES),
+    )
+    cur.executemany(
+        "INSERT INTO co_access (a, b, weight, updated_at) VALUES (%s, %s, least(%s, %s), %s) "
+        "ON CONFLICT (a, b) DO UPDATE SET weight = least(%s, co_access.weight + "
+        "excluded.weight), updated_at = excluded.updated_at",
+        [
+            (a, b, MAX_CO_WEIGHT, inc, at, MAX_CO_WEIGHT)
+            for (a, b), (inc, at) in sorted(pair_increments(batch).items())
+            if a in live and b in live
+        ],
+    )
+
+
+def read_history(
+    read: Read, ids: Sequence[str], pending: Sequence[AccessRecord]
+) -> dict[str, AccessHistory]:
+    """Each id's last :data:`KEEP_ACCESSES` access times and total count, buffer included."""
+    times: dict[str, list[int]] = {i: [] for i in ids}
+    counts: dict[str, int] = dict.fromkeys(ids, 0)
+    wanted = list(times)
+    for mid, at in read("SELECT memory_id, at FROM access_log WHERE memory_id = ANY(%s)",
+                        (wanted,)):  # fmt: skip
+        times[mid].append(at)
+    for mid, n in read("SELECT id, access_count FROM memories WHERE id = ANY(%s)", (wanted,)):
+        counts[mid] = n
+    for rec in pending:
+        for i in rec.ids:
+            if i in times:
+                times[i].append(rec.at)
+                counts[i] += 1
+    return {
+        i: AccessHistory(tuple(sorted(t, reverse=True)[:KEEP_ACCESSES]), max(counts[i], len(t)))
+        for i, t in times.items()
+    }
+
+
+def read_co_access(
+    read: Read, ids: Sequence[str], pending: Sequence[AccessRecord]
+) -> dict[tuple[str, str], float]:
+    """Co-access weights of the pairs within ``ids``, keyed (smaller, larger); buffer included."""
+    wanted = sorted(set(ids))
+    weights: dict[tuple[str, str], float] = {}
+    if len(wanted) >= 2:
+        rows = read(
+            "SELECT a, b, weight FROM co_access WHERE a = ANY(%s) AND b = ANY(%s)",
+            (wanted, wanted),
+        )
+        weights.update(((a, b), w) for a, b, w in rows)
+    chosen = set(wanted)
+    for pair, (inc, _) in pair_increments(pending).items():
+        if pair[0] in chosen and pair[1] in chosen:
+            weights[pair] = min(MAX_CO_WEIGHT, weights.get(pair, 0.0) + inc)
+    return weights
+
+
+def read_neighbours(
+    read: Read, memory_id: str, pending: Sequence[AccessRecord], limit: int
+) -> list[tuple[str, float]]:
+    """The memories most often returned with ``memory_id``: (id, weight), heaviest first."""
+    weights: dict[str, float] = {}
+    for a, b, w in read(
+        "SELECT a, b, weight FROM co_access WHERE a = %s UNION ALL "
+        "SELECT a, b, weight FROM co_access WHERE b = %s",
+        (memory_id, memory_id),
+    ):
+        weights[b if a == memory_id else a] = w
+    for (a, b), (inc, _) in pair_increments(pending).items():
+        if memory_id in (a, b):
+            other = b if a == memory_id else a
+            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
+    return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

@@ -1,0 +1,102 @@
+"""What a word is, as SQLite's FTS5 reads it: the keyword postings of memories and the tokens
+of query terms, asked of FTS5 itself, so that the PostgreSQL backend matches and counts words
+exactly as the SQLite backend's index does (``porter unicode61 remove_diacritics 2``).
+
+An in-memory SQLite database with an FTS5 table of two columns (content, tags) and its
+``fts5vocab`` instance table: a batch of texts goes in, every (row, column, token, offset)
+comes out. (Copied in small from store/keywords.py's tokenizer, which belongs to the SQLite
+backend.)
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: The SQLite keyword index's tokenizer (store/migrations.py, schema 1).
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+#: The columns as ``kw_postings.col`` numbers them (FTS5's order).
+COLUMNS = {"content": 0, "tags": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Postings:
+    """One memory's keyword postings: positions of each (token, column), and its length (the
+    content's tokens, as FTS5's docsize counts them)."""
+
+    places: dict[tuple[str, int], list[int]]
+    length: int
+
+
+class _Tokenizer:
+    def __init__(self) -> None:
+        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self._conn.execute(
+            f"CREATE VIRTUAL TABLE probe USING fts5 (content, tags, tokenize = '{TOKENIZE}')"
+        )
+        self._conn.execute("CREATE VIRTUAL TABLE probe_words USING fts5vocab (probe, instance)")
+        self._lock = threading.Lock()
+
+    def postings(self, texts: Sequence[tuple[str, str]]) -> list[Postings]:
+        """The postings of each (content, tags)."""
+        out = [Postings({}, 0) for _ in texts]
+        lengths = [0] * len(texts)
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO probe (rowid, content, tags) VALUES (?, ?, ?)",
+                [(i + 1, c, t) for i, (c, t) in enumerate(texts)],
+            )
+            try:
+                rows = self._conn.execute(
+                    "SELECT doc, col, term, offset FROM probe_words ORDER BY doc, col, offset"
+                ).fetchall()
+                sizes = self._conn.execute("SELECT id, sz FROM probe_docsize").fetchall()
+            finally:
+                self._conn.execute("DELETE FROM probe")
+        for doc, col, term, offset in rows:
+            out[doc - 1].places.setdefault((term, COLUMNS[col]), []).append(offset)
+        for doc, sz in sizes:
+            lengths[doc - 1] = content_length(sz)
+        return [Postings(p.places, n) for p, n in zip(out, lengths, strict=True)]
+
+    def tokens(self, text: str) -> tuple[str, ...]:
+        with self._lock:
+            self._conn.execute("INSERT INTO probe (rowid, content) VALUES (1, ?)", (text,))
+            try:
+                rows = self._conn.execute("SELECT term FROM probe_words ORDER BY offset").fetchall()
+            finally:
+                self._conn.execute("DELETE FROM probe")
+        return tuple(r[0] for r in rows)
+
+
+def content_length(sz: bytes) -> int:
+    """The first number of an FTS5 ``docsize`` record, the row's content tokens: a SQLite
+    varint (7 bits a byte, high bit set on all but the last; a ninth byte gives 8 bits)."""
+    value = 0
+    for i, byte in enumerate(sz[:9]):
+        if i == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if byte < 0x80:
+            break
+    return value
+
+
+@functools.cache
+def _tokenizer() -> _Tokenizer:
+    return _Tokenizer()
+
+
+def postings(texts: Sequence[tuple[str, str]]) -> list[Postings]:
+    """The keyword postings of each (content, tags)."""
+    return _tokenizer().postings(texts) if texts else []
+
+
+@functools.lru_cache(maxsize=8192)
+def stems(term: str) -> tuple[str, ...]:
+    """FTS5's tokens of a query term: ``"deploying"`` → ``("deploi",)``, ``"parse_tags"`` →
+    ``("pars", "tag")`` (a phrase), ``"_"`` → ``()``."""
+    return _tokenizer().tokens(term)
