@@ -33,6 +33,7 @@ from psycopg import pq
 from chitta.config import default_home
 from chitta.embed.base import ModelIdentity
 from chitta.errors import (
+    AccessDenied,
     MemoryNotFound,
     ModelMismatch,
     StoreFull,
@@ -403,15 +404,29 @@ class PostgresStore:
         access history and co-access go with it; triplets keep their edge, sourceless)."""
         with self._tx("the purge") as cur:
             gen = self._bump(cur)
-            if cur.execute("DELETE FROM memories WHERE id = %s", (memory_id,)).rowcount == 0:
-                raise MemoryNotFound(f"memory {memory_id} does not exist")
+            gone = cur.execute("DELETE FROM memories WHERE id = %s RETURNING realm",
+                               (memory_id,)).fetchone()  # fmt: skip
+            if gone is None:
+                self._not_deletable(cur, memory_id)
             cur.execute("UPDATE memories SET supersedes = NULL, gen = %s WHERE supersedes = %s",
                         (gen, memory_id))  # fmt: skip
             cur.execute(
                 "UPDATE memories SET superseded_by = NULL, gen = %s WHERE superseded_by = %s",
                 (gen, memory_id),
             )
-            cur.execute("INSERT INTO purged (gen, memory_id) VALUES (%s, %s)", (gen, memory_id))
+            cur.execute("INSERT INTO purged (gen, memory_id, realm) VALUES (%s, %s, %s)",
+                        (gen, memory_id, gone[0]))  # fmt: skip
+
+    def _not_deletable(self, cur: psycopg.Cursor, memory_id: str) -> None:
+        """Raise why ``memory_id`` was not deleted: it is in a realm this role may read but
+        not write (row-level security, postgres/access_control.py), or there is none."""
+        realm = cur.execute("SELECT realm FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        if realm is not None:
+            raise AccessDenied(
+                f"the database {self.location} refused the purge: this role may not write "
+                f"realm {realm[0]!r} (the store's owner grants realms: docs/team.md)"
+            )
+        raise MemoryNotFound(f"memory {memory_id} does not exist")
 
     def iter_memories(
         self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
