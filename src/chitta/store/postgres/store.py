@@ -330,13 +330,19 @@ class PostgresStore:
 
     @staticmethod
     def _post(cur: psycopg.Cursor, items: Sequence[tuple[Memory, words.Postings]]) -> None:
-        """Write the keyword postings of ``items`` (COPY: a memory has dozens)."""
-        with cur.copy(
-            "COPY kw_postings (term, realm, col, memory_id, positions) FROM STDIN"
-        ) as copy:
-            for m, p in items:
-                for (term, col), places in p.places.items():
-                    copy.write_row((term, m.realm, col, m.id, places))
+        """Write the keyword postings of ``items`` in one statement (a memory has dozens).
+        Not COPY: PostgreSQL refuses COPY FROM into a table under row-level security, as
+        every agent's role is (postgres/access_control.py); positions travel as array text."""
+        rows = [(term, m.realm, col, m.id, "{" + ",".join(map(str, places)) + "}")
+                for m, p in items for (term, col), places in p.places.items()]  # fmt: skip
+        if not rows:
+            return
+        cur.execute(
+            "INSERT INTO kw_postings (term, realm, col, memory_id, positions) "
+            "SELECT t, r, c, m, p::integer[] FROM unnest(%s::text[], %s::text[], "
+            "%s::smallint[], %s::text[], %s::text[]) AS u (t, r, c, m, p)",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))
