@@ -470,7 +470,7 @@ class PostgresStore:
 
     def session_recent(self, session: str, n: int) -> list[str]:
         rows = self._read(
-            "SELECT id FROM memories WHERE source->>'session' = %s AND deleted_at IS NULL "
+            "SELECT id FROM memories WHERE session = %s AND deleted_at IS NULL "
             "ORDER BY id DESC LIMIT %s",
             (session, n),
         )
