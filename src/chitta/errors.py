@@ -205,6 +205,14 @@ class StoreReadOnly(StoreError):
     code = "store_read_only"
 
 
+class AccessDenied(StoreError):
+    """The database role the store was opened as may not do this: a write to a realm it has
+    no write grant for, or an owner's task (a migration, the model binding); nothing was
+    written."""
+
+    code = "access_denied"
+
+
 class ModelMismatch(StoreError):
     """The store's vectors were made by another embedding model."""
 

@@ -20,13 +20,17 @@ Read = Callable[[str, Sequence[object]], list]
 
 
 def write_batch(cur: psycopg.Cursor, batch: Sequence[AccessRecord]) -> None:
-    """Write ``batch`` inside the caller's transaction; ids purged meanwhile are skipped.
-    Rows are touched in id order, so two processes flushing at once never deadlock."""
+    """Write ``batch`` inside the caller's transaction; ids purged meanwhile are skipped, and
+    so are memories in realms this role may read but not write (postgres/access_control.py:
+    an agent's recalls of a realm shared read-only leave its history alone). Rows are
+    touched in id order, so two processes flushing at once never deadlock."""
     touched = sorted({i for rec in batch for i in rec.ids})
     live = {
         r[0]
         for r in cur.execute(
-            "SELECT id FROM memories WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (touched,)
+            "SELECT id FROM memories WHERE id = ANY(%s) AND chitta_can_write(realm) "
+            "ORDER BY id FOR UPDATE",
+            (touched,),
         )
     }
     cur.executemany(

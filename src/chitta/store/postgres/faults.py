@@ -1,7 +1,8 @@
 """PostgreSQL's failures as chitta's store errors, and a database URL fit to show people.
 
 Every ``psycopg.Error`` that leaves the backend goes through :func:`store_error`: a full disk
-is :class:`StoreFull`, a read-only transaction :class:`StoreReadOnly`, damaged pages
+is :class:`StoreFull`, a read-only transaction :class:`StoreReadOnly`, a missing privilege
+or a row-level security refusal :class:`AccessDenied`, damaged pages
 :class:`StoreCorrupt`, a lost or refused connection a :class:`StoreError` that names the host
 (never the password). No psycopg type escapes the backend.
 """
@@ -14,13 +15,23 @@ from contextlib import contextmanager
 import psycopg
 from psycopg import conninfo
 
-from chitta.errors import StoreCorrupt, StoreError, StoreFull, StoreMissing, StoreReadOnly
+from chitta.errors import (
+    AccessDenied,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreMissing,
+    StoreReadOnly,
+)
 
 #: SQLSTATEs with an error of their own (PostgreSQL appendix A).
 DISK_FULL = "53100"
 READ_ONLY = "25006"
 CORRUPT = ("XX001", "XX002")
 NO_DATABASE = "3D000"
+#: insufficient_privilege: a table privilege missing, or a row-level security policy's
+#: check failing (a write to a realm the role has no write grant for).
+NO_PRIVILEGE = "42501"
 
 
 def shown(url: str) -> str:
@@ -68,6 +79,12 @@ def store_error(exc: psycopg.Error, where: str, doing: str = "the read") -> Stor
         return StoreCorrupt(
             f"the database {where} reports damaged data ({first}) during {doing}; restore it "
             "from a backup (pg_dump, or the managed service's snapshots)"
+        )
+    if state == NO_PRIVILEGE:
+        return AccessDenied(
+            f"the database {where} refused {doing}: this role may not ({first}); writing a "
+            "realm takes a write grant from the store's owner (docs/team.md), and migrations "
+            "and the embedding model are the owner's to run"
         )
     # libpq's connection failures carry no SQLSTATE: read the server's message.
     if state == NO_DATABASE or ("FATAL:  database" in str(exc) and "does not exist" in str(exc)):

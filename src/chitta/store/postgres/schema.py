@@ -22,6 +22,7 @@ import re
 import psycopg
 
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
+from chitta.store.postgres import access_control
 
 #: The advisory-lock keys (two int4s: chitta's, then which lock) of the schema's migration
 #: and of :meth:`PostgresStore.write_lock`. Advisory locks are per database.
@@ -232,7 +233,10 @@ CREATE TRIGGER memories_changed AFTER UPDATE OF realm, deleted_at, kw_length ON 
 """
 
 #: MIGRATIONS[i] takes a database from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1,)
+MIGRATIONS: tuple[str, ...] = (
+    V1,
+    access_control.V2,  # agents' roles, grants and row-level security
+)
 LATEST = len(MIGRATIONS)
 
 

@@ -33,6 +33,7 @@ from psycopg import pq
 from chitta.config import default_home
 from chitta.embed.base import ModelIdentity
 from chitta.errors import (
+    AccessDenied,
     MemoryNotFound,
     ModelMismatch,
     StoreFull,
@@ -350,13 +351,19 @@ class PostgresStore:
 
     @staticmethod
     def _post(cur: psycopg.Cursor, items: Sequence[tuple[Memory, words.Postings]]) -> None:
-        """Write the keyword postings of ``items`` (COPY: a memory has dozens)."""
-        with cur.copy(
-            "COPY kw_postings (term, realm, col, memory_id, positions) FROM STDIN"
-        ) as copy:
-            for m, p in items:
-                for (term, col), places in p.places.items():
-                    copy.write_row((term, m.realm, col, m.id, places))
+        """Write the keyword postings of ``items`` in one statement (a memory has dozens).
+        Not COPY: PostgreSQL refuses COPY FROM into a table under row-level security, as
+        every agent's role is (postgres/access_control.py); positions travel as array text."""
+        rows = [(term, m.realm, col, m.id, "{" + ",".join(map(str, places)) + "}")
+                for m, p in items for (term, col), places in p.places.items()]  # fmt: skip
+        if not rows:
+            return
+        cur.execute(
+            "INSERT INTO kw_postings (term, realm, col, memory_id, positions) "
+            "SELECT t, r, c, m, p::integer[] FROM unnest(%s::text[], %s::text[], "
+            "%s::smallint[], %s::text[], %s::text[]) AS u (t, r, c, m, p)",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))
@@ -424,15 +431,29 @@ class PostgresStore:
         access history and co-access go with it; triplets keep their edge, sourceless)."""
         with self._tx("the purge") as cur:
             gen = self._bump(cur)
-            if cur.execute("DELETE FROM memories WHERE id = %s", (memory_id,)).rowcount == 0:
-                raise MemoryNotFound(f"memory {memory_id} does not exist")
+            gone = cur.execute("DELETE FROM memories WHERE id = %s RETURNING realm",
+                               (memory_id,)).fetchone()  # fmt: skip
+            if gone is None:
+                self._not_deletable(cur, memory_id)
             cur.execute("UPDATE memories SET supersedes = NULL, gen = %s WHERE supersedes = %s",
                         (gen, memory_id))  # fmt: skip
             cur.execute(
                 "UPDATE memories SET superseded_by = NULL, gen = %s WHERE superseded_by = %s",
                 (gen, memory_id),
             )
-            cur.execute("INSERT INTO purged (gen, memory_id) VALUES (%s, %s)", (gen, memory_id))
+            cur.execute("INSERT INTO purged (gen, memory_id, realm) VALUES (%s, %s, %s)",
+                        (gen, memory_id, gone[0]))  # fmt: skip
+
+    def _not_deletable(self, cur: psycopg.Cursor, memory_id: str) -> None:
+        """Raise why ``memory_id`` was not deleted: it is in a realm this role may read but
+        not write (row-level security, postgres/access_control.py), or there is none."""
+        realm = cur.execute("SELECT realm FROM memories WHERE id = %s", (memory_id,)).fetchone()
+        if realm is not None:
+            raise AccessDenied(
+                f"the database {self.location} refused the purge: this role may not write "
+                f"realm {realm[0]!r} (the store's owner grants realms: docs/team.md)"
+            )
+        raise MemoryNotFound(f"memory {memory_id} does not exist")
 
     def iter_memories(
         self, *, realm: str | None = None, include_deleted: bool = False, batch: int = 1000
@@ -470,7 +491,7 @@ class PostgresStore:
 
     def session_recent(self, session: str, n: int) -> list[str]:
         rows = self._read(
-            "SELECT id FROM memories WHERE source->>'session' = %s AND deleted_at IS NULL "
+            "SELECT id FROM memories WHERE session = %s AND deleted_at IS NULL "
             "ORDER BY id DESC LIMIT %s",
             (session, n),
         )
