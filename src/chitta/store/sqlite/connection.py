@@ -23,25 +23,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from chitta import files
-from chitta.errors import (
-    StoreCorrupt,
-    StoreError,
-    StoreFull,
-    StoreMissing,
-    StoreReadOnly,
-)
+from chitta.errors import StoreCorrupt, StoreError, StoreFull, StoreMissing, StoreReadOnly
 from chitta.store import access
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.links import LinkIndex
 from chitta.store.sparse import SparseIndex
-from chitta.store.sqlite import (
-    connect,
-    faults,
-    keywords,
-    migrations,
-    shape,
-)
+from chitta.store.sqlite import connect, faults, keywords, migrations, shape
 from chitta.store.sqlite.lock import InstanceLock
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex

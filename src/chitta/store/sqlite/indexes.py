@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from chitta.errors import (
-    StoreCorrupt,
-)
+from chitta.errors import StoreCorrupt
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.sparse import SparseIndex, coder_for
-from chitta.store.sqlite import (
-    ann_sidecar,
-)
+from chitta.store.sqlite import ann_sidecar
 from chitta.store.sqlite.connection import Connection, mapped_read
-from chitta.store.sqlite.rows import (
-    MEMORY_COLUMNS,
-    memory_from_row,
-)
+from chitta.store.sqlite.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.terms import TermStats
 from chitta.store.vectors import VectorIndex
 

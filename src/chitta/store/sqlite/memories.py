@@ -8,13 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from chitta.errors import (
-    MemoryNotFound,
-)
+from chitta.errors import MemoryNotFound
 from chitta.store.records import Episode, Memory, Source
-from chitta.store.sqlite import (
-    ann_sidecar,
-)
+from chitta.store.sqlite import ann_sidecar
 from chitta.store.sqlite.connection import Connection, locked_write
 from chitta.store.sqlite.rows import (
     MEMORY_COLUMNS,

@@ -7,9 +7,7 @@ import json
 import numpy as np
 
 from chitta.embed.base import ModelIdentity
-from chitta.errors import (
-    ModelMismatch,
-)
+from chitta.errors import ModelMismatch
 from chitta.store.sqlite.connection import Connection
 
 

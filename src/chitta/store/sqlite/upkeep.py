@@ -6,12 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from chitta import files
-from chitta.store.sqlite import (
-    connect,
-    faults,
-    migrations,
-    restore,
-)
+from chitta.store.sqlite import connect, faults, migrations, restore
 from chitta.store.sqlite.connection import Connection
 
 #: SQLite's primary result codes for a copy that could not be written (not a bad store).
