@@ -120,6 +120,31 @@ def test_a_failure_stops_the_intake_and_the_next_one_goes_on_from_there(
     assert applied == [params(n)["content"] for n in (0, 1, 2, 3, 9)]
 
 
+def test_intakes_of_two_homes_into_one_store_keep_their_own_places(
+    tmp_path: Path, store: Store
+) -> None:
+    # Two daemons (two homes, one database) take their spools in side by side: one's place
+    # in its file must not be the other's.
+    mine = spool.spool_path(tmp_path / "a" / "default.db")
+    theirs = spool.spool_path(tmp_path / "b" / "default.db")
+    for n in range(4):
+        spool.append(mine, "remember", params(n))
+        spool.append(theirs, "remember", params(10 + n))
+    applied: list[str] = []
+
+    def interrupted(op: str, p: dict) -> None:
+        if p["content"].endswith("2"):
+            raise OSError("killed")  # as a daemon killed mid-intake
+        applied.append(p["content"])
+
+    assert spool.take_in(mine, interrupted, store).taken == 2
+    assert spool.take_in(theirs, lambda op, p: applied.append(p["content"]), store).complete
+    assert spool.waiting(mine, store) == 2
+    assert spool.take_in(mine, lambda op, p: applied.append(p["content"]), store).complete
+    assert sorted(applied) == sorted(params(n)["content"] for n in [*range(4), *range(10, 14)])
+    assert not [k for k in store.meta_items() if k.startswith(f"{spool.PROGRESS_KEY}:")]
+
+
 def test_a_writer_that_opened_the_claimed_file_appends_to_a_new_spool(path: Path) -> None:
     spool.append(path, "remember", params(1))
     claimed = spool.claim(path)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from chitta import __version__
+from chitta import __version__, spool
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
@@ -39,7 +39,7 @@ from chitta.recall.trace import build_trace
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
 from chitta.store.access import AccessRecord
-from chitta.store.backends import open_store
+from chitta.store.backends import location_key, open_store
 from chitta.store.base import Store
 from chitta.store.confidence import (
     INITIAL_STRENGTH,
@@ -113,6 +113,7 @@ class Chitta:
         gate: GateSettings | None = None,
         realm: str = DEFAULT_REALM,
         home: Path | None = None,
+        spool_file: Path | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -129,6 +130,11 @@ class Chitta:
         self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
         #: The data directory (cited.toml, scoring.json); the store's folder by default.
         self.home = home if home is not None else store.data_dir
+        #: Where this store's clients spool the writes no daemon took (chitta/spool.py): the
+        #: settings' name for it, which is the clients' (a database URL's own options, such
+        #: as sslmode, are part of the name; the store's shown location drops them).
+        self.spool_file = spool_file if spool_file is not None else spool.spool_file(
+            store.data_dir, location_key(store.location))  # fmt: skip
 
     @classmethod
     def open(
@@ -179,7 +185,8 @@ class Chitta:
         reranker = shared_cross_encoder(settings.rerank) if settings.rerank.configured else None
         return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
                    gate=settings.gate, realm=settings.realm.name, home=settings.home,
-                   clock=clock_for(settings.clock_offset_ms))  # fmt: skip
+                   clock=clock_for(settings.clock_offset_ms),
+                   spool_file=settings.spool_path)  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -233,10 +240,6 @@ class Chitta:
                 )
         embedding = self.embedder.embed([text])
         vector, truncated = embedding.vectors[0], embedding.truncated[0]
-        if supersedes is None:
-            dup = self.store.vector_search(vector, scope, 1)
-            if dup and dup[0][1] >= DEDUP_COSINE:
-                return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
         now = self.clock()
         tau = DECAY_RATE[the_kind]
         conf = (
@@ -261,7 +264,15 @@ class Chitta:
             supersedes=supersedes,
             truncated=truncated,
         )
-        self.store.insert([(memory, vector)])
+        # The near-duplicate check and the write it decides are one step for every writer of
+        # the store: the same text remembered at once through two daemons on one database
+        # gives one memory and a reinforcement, never two memories.
+        with self.store.write_lock():
+            if supersedes is None:
+                dup = self.store.vector_search(vector, scope, 1)
+                if dup and dup[0][1] >= DEDUP_COSINE:
+                    return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
+            self.store.insert([(memory, vector)])
         return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
 
     def _reinforce_duplicate(
@@ -293,48 +304,51 @@ class Chitta:
         """Mark ``new_id_`` as the memory that replaces ``old_id``."""
         if old_id == new_id_:
             raise BadArgument("a memory cannot supersede itself")
-        old, new = self.store.get(old_id), self.store.get(new_id_)
-        if (old.realm, old.agent_id, old.channel) != (new.realm, new.agent_id, new.channel):
-            # Recall reads one scope: OLD would vanish from its own with nothing in its place.
-            raise BadArgument(
-                f"memory {old_id} is in realm {old.realm!r} and {new_id_} in realm "
-                f"{new.realm!r} (or another agent or channel); a memory can only supersede "
-                "one of its own scope"
+        with self.store.write_lock():  # both rows as read, then written: no writer between
+            old, new = self.store.get(old_id), self.store.get(new_id_)
+            if (old.realm, old.agent_id, old.channel) != (new.realm, new.agent_id, new.channel):
+                # Recall reads one scope: OLD would vanish from its own with nothing in its place.
+                raise BadArgument(
+                    f"memory {old_id} is in realm {old.realm!r} and {new_id_} in realm "
+                    f"{new.realm!r} (or another agent or channel); a memory can only supersede "
+                    "one of its own scope"
+                )
+            now = self.clock()
+            self.store.update_many(
+                [
+                    replace(old, superseded_by=new.id, updated_at=now),
+                    replace(new, supersedes=old.id, updated_at=now),
+                ]
             )
-        now = self.clock()
-        self.store.update_many(
-            [
-                replace(old, superseded_by=new.id, updated_at=now),
-                replace(new, supersedes=old.id, updated_at=now),
-            ]
-        )
 
     def strengthen(self, memory_id: str) -> Memory:
         """Positive evidence: confidence observes 1, strength goes up one step."""
-        m = self.store.get(memory_id)
-        strength = reinforce(m.strength)
-        updated = replace(
-            m,
-            confidence=observe(m.confidence, 1.0),
-            strength=strength,
-            tier=tier_for(strength),
-            updated_at=self.clock(),
-        )
-        self.store.update(updated)
+        with self.store.write_lock():  # read, change, write: no other writer's in between
+            m = self.store.get(memory_id)
+            strength = reinforce(m.strength)
+            updated = replace(
+                m,
+                confidence=observe(m.confidence, 1.0),
+                strength=strength,
+                tier=tier_for(strength),
+                updated_at=self.clock(),
+            )
+            self.store.update(updated)
         return updated
 
     def weaken(self, memory_id: str) -> Memory:
         """Negative evidence: confidence observes 0, strength goes down one step."""
-        m = self.store.get(memory_id)
-        strength = weaken_strength(m.strength)
-        updated = replace(
-            m,
-            confidence=observe(m.confidence, 0.0),
-            strength=strength,
-            tier=tier_for(strength),
-            updated_at=self.clock(),
-        )
-        self.store.update(updated)
+        with self.store.write_lock():  # read, change, write: no other writer's in between
+            m = self.store.get(memory_id)
+            strength = weaken_strength(m.strength)
+            updated = replace(
+                m,
+                confidence=observe(m.confidence, 0.0),
+                strength=strength,
+                tier=tier_for(strength),
+                updated_at=self.clock(),
+            )
+            self.store.update(updated)
         return updated
 
     def decay(self, now: int | None = None) -> int:

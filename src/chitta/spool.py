@@ -14,9 +14,12 @@ The daemon takes the spool in when it starts, and whenever a spool appears while
    longer the spool (another inode) and appends to a new one: a claimed file never grows.
 2. **Apply, in order.** Every claimed file (a crashed intake's first, oldest first) is read
    line by line; each record runs as its operation. After each line the store's meta table
-   remembers ``(file, lines done)`` (``spool.progress``), so an intake killed mid-file starts
-   again after the last line it finished: nothing is skipped and nothing done is redone.
-3. **Forget the file** once its last line is done, and record the counts (``spool.last``).
+   remembers ``(file, lines done)`` (``spool.progress:<file>``, a key per claimed file: the
+   daemons of many homes on one database take their spools in side by side), so an intake
+   killed mid-file starts again after the last line it finished: nothing is skipped and
+   nothing done is redone.
+3. **Forget the file** once its last line is done (and its progress key), and record the
+   counts (``spool.last``).
 
 Why this cannot duplicate: the only window is a kill between a record's own commit and the
 progress commit after it (the store's transactions do not nest, so the two cannot be one).
@@ -57,7 +60,9 @@ log = logging.getLogger(__name__)
 SPOOL_DIR = "spool"
 #: The operations a record may name: writes whose reply the writer can do without.
 SPOOLABLE = frozenset({"remember"})
-#: Meta keys in the store: the intake's place in its file, and the last intake's counts.
+#: Meta keys in the store: the intake's place in a claimed file (``spool.progress:<file>``;
+#: a store written by an older chitta may hold the one key of its day, read as a fallback),
+#: and the last intake's counts.
 PROGRESS_KEY = "spool.progress"
 LAST_KEY = "spool.last"
 _INTAKE_INFIX = ".intake-"
@@ -69,6 +74,8 @@ class Meta(Protocol):
     def meta(self, key: str) -> str | None: ...
 
     def set_meta(self, key: str, value: str) -> None: ...
+
+    def delete_meta(self, key: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,14 +171,24 @@ def append(path: Path, op: str, params: Mapping[str, Any]) -> str:
 def waiting(path: Path, meta: Meta | None = None) -> int:
     """How many records wait in the spool at ``path`` and in claimed files (less the lines
     an interrupted intake finished, when ``meta`` says which)."""
-    name, done = _progress(meta.meta(PROGRESS_KEY)) if meta is not None else ("", 0)
     count = 0
     for file in [path, *claimed(path)]:
         with contextlib.suppress(FileNotFoundError), file.open("rb") as fh:
             lines = list(fh)
-            skip = done if file.name == name else 0
+            skip = lines_done(meta, file.name) if meta is not None else 0
             count += sum(1 for line in lines[skip:] if line.strip())
     return count
+
+
+def progress_key(file_name: str) -> str:
+    """The meta key that holds how far the intake of the claimed file ``file_name`` got."""
+    return f"{PROGRESS_KEY}:{file_name}"
+
+
+def lines_done(meta: Meta, file_name: str) -> int:
+    """Lines of the claimed file ``file_name`` an earlier intake finished."""
+    name, done = _progress(meta.meta(progress_key(file_name)) or meta.meta(PROGRESS_KEY))
+    return done if name == file_name else 0
 
 
 def claimed(path: Path) -> list[Path]:
@@ -247,6 +264,8 @@ def take_in(
             file.unlink()
             files.sync_folder(file.parent)
             counts["files"] += 1
+            with contextlib.suppress(Exception):  # a key left behind is only a key
+                meta.delete_meta(progress_key(file.name))
     except Exception:
         complete = False
         log.exception("the spool intake stopped; what is left waits for the next one")
@@ -268,8 +287,7 @@ def _take_file(
     counts: dict[str, int],
 ) -> bool:
     """Apply ``file``'s records after those a previous intake finished; False if stopped."""
-    name, start = _progress(meta.meta(PROGRESS_KEY))
-    start = start if name == file.name else 0
+    start = lines_done(meta, file.name)
     for number, line in enumerate(_lines(file)):
         if number < start:
             continue
@@ -285,7 +303,7 @@ def _take_file(
                     counts["taken"] += 1
                 except refused:
                     counts["refused"] += 1
-        meta.set_meta(PROGRESS_KEY, json.dumps([file.name, number + 1]))
+        meta.set_meta(progress_key(file.name), json.dumps([file.name, number + 1]))
     return True
 
 

@@ -212,8 +212,9 @@ def test_an_intake_killed_midway_loses_and_duplicates_nothing(home: Path, launch
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+    (claimed,) = spool.claimed(path)
     with Store(home / "default.db") as store:
-        name, done = json.loads(store.meta(spool.PROGRESS_KEY) or '["", 0]')
+        done = spool.lines_done(store, claimed.name)
     assert 0 < done < len(contents), f"the kill came at line {done}, not mid-intake"
     (home / "chitta.sock").unlink(missing_ok=True)
     launch(home)

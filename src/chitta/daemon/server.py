@@ -43,8 +43,6 @@ from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
 from chitta.files import private_dir
 from chitta.ops.spec import Context
-from chitta.store.backends import location_key
-from chitta.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +107,6 @@ class Limits:
     max_request: int = protocol.MAX_REQUEST_BYTES
 
 
-def _spool_of(store: Store) -> Path:
-    """The spool clients of ``store`` write to when its daemon cannot take a write."""
-    return spool.spool_file(store.data_dir, location_key(store.location))
-
-
 def _percentile(values: deque[float], q: float) -> float:
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))], 3)
@@ -135,7 +128,7 @@ class Daemon:
     ) -> None:
         self.chitta = chitta
         #: Where clients spool writes they could not send (chitta/spool.py); taken in here.
-        self.spool = spool_file if spool_file is not None else _spool_of(chitta.store)
+        self.spool = spool_file if spool_file is not None else chitta.spool_file
         self._intake: threading.Thread | None = None
         self._spool_checked = float("-inf")  # time.monotonic() of the last look
         self.home = Path(home) if home is not None else chitta.home

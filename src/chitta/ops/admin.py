@@ -19,11 +19,9 @@ if TYPE_CHECKING:
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta import spool
-    from chitta.store.backends import location_key
 
     # The spool: writes that waited for a daemon (chitta/spool.py); 0 normally.
-    store = chitta.store
-    queued = spool.status(spool.spool_file(store.data_dir, location_key(store.location)), store)
+    queued = spool.status(chitta.spool_file, chitta.store)
     return {"exists": True, **chitta.status(), "spool": queued}
 
 
