@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chitta.errors import BadArgument, BadConfig
+from chitta.homes import default_home
 from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
 from chitta.scope import RealmChoice, resolve_realm
@@ -50,16 +51,6 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
     if value is None:
         value = environ.get(LEGACY_PREFIX + name)
     return value if value not in (None, "") else None
-
-
-def default_home(environ: Mapping[str, str]) -> Path:
-    """The data directory: ``$CHITTA_HOME`` or ``$XDG_DATA_HOME/chitta`` (``~/.local/share``)."""
-    explicit = _env(environ, "HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "chitta"
 
 
 @dataclass(frozen=True, slots=True)

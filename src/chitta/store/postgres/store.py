@@ -30,7 +30,6 @@ import numpy as np
 import psycopg
 from psycopg import pq
 
-from chitta.config import default_home
 from chitta.embed.base import ModelIdentity
 from chitta.errors import (
     AccessDenied,
@@ -40,6 +39,7 @@ from chitta.errors import (
     StoreReadOnly,
     StoreUnsupported,
 )
+from chitta.homes import default_home
 from chitta.store import access
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
