@@ -192,6 +192,19 @@ def test_home_and_store_are_carried_into_every_command(run, tmp_path: Path) -> N
     assert server["args"] == ["mcp"]
 
 
+def test_a_database_store_is_written_without_its_password(run, tmp_path: Path) -> None:
+    url = "postgresql://alice:s3cret@db.example.com:5432/team"
+    done = run("--store", url, "setup", "claude")
+    assert done.returncode == 0, done.stderr
+    written = _settings(tmp_path).read_text() + (tmp_path / ".claude.json").read_text()
+    assert "s3cret" not in written
+    for command in _ours(json.loads(_settings(tmp_path).read_text())).values():
+        assert shlex.split(command)[1:3] == [
+            "--store",
+            "postgresql://alice@db.example.com:5432/team",
+        ]
+
+
 def test_hooks_install_carries_home_and_store(run, tmp_path: Path) -> None:
     settings = tmp_path / "s.json"
     done = run("--home", str(tmp_path / "h"), "--store", "w", "hooks", "install",

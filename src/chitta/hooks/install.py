@@ -19,6 +19,7 @@ from typing import Any
 
 from chitta.errors import BadConfig
 from chitta.hooks.jsonfile import object_at, read_object, write_object
+from chitta.store.backends import without_password
 
 #: Claude Code's event -> the chitta hook that serves it.
 EVENTS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start", "Stop": "stop"}
@@ -64,12 +65,14 @@ def chitta_executable() -> str:
 
 
 def global_args(home: Path | None, store: str | None) -> list[str]:
-    """The ``--home``/``--store`` a written command must carry (the home made absolute)."""
+    """The ``--home``/``--store`` a written command must carry (the home made absolute; a
+    database URL without its password, which stays in ``~/.pgpass`` or ``PGPASSWORD`` rather
+    than in a settings file)."""
     args = []
     if home is not None:
         args += ["--home", os.path.abspath(os.path.expanduser(home))]
     if store is not None:
-        args += ["--store", store]
+        args += ["--store", without_password(store)]
     return args
 
 
