@@ -140,6 +140,11 @@ def _fail(exc: ChittaError) -> None:
     help="Give chitta's store triplets: co-mention relates the entities named in one turn "
     "(bench/comention.py), for the graph lane to spread over.",
 )
+@click.option(
+    "--store",
+    help="chitta's store: a postgresql:// URL of an empty database (default: a SQLite file "
+    "in the work folder).",
+)
 def locomo(**opts: Any) -> None:
     """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
     try:
@@ -152,6 +157,7 @@ def _locomo(
     data: Path | None, strategy: str, ablate: str | None, fusion: str | None,
     ablation_matrix: bool, systems_opt: str, conversations: str | None, k: int, smoke: bool,
     out: Path, append_docs: Path | None, workdir: Path | None, triplets: str = "none",
+    store: str | None = None,
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -180,7 +186,7 @@ def _locomo(
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
                                         console, fusion, matrix=ablation_matrix,
-                                        triplets=triplets)  # fmt: skip
+                                        triplets=triplets, store=store)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -195,7 +201,7 @@ def _locomo(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
-                  "triplets": triplets,
+                  "triplets": triplets, "store": without_password(store or "sqlite"),
                   "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
@@ -235,6 +241,7 @@ def _build_systems(
     *,
     matrix: bool = False,
     triplets: str = "none",
+    store: str | None = None,
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
     ``matrix``, each chitta strategy also runs once per lane (and post-fusion stage) with that
@@ -254,16 +261,17 @@ def _build_systems(
     systems: list = []
     notes: list[str] = []
     if "chitta" in wanted:
-        store = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets)
+        shared = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets,
+                             store=store or "bench")  # fmt: skip
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
             # An unknown strategy or fusion fails here, naming the known ones.
             config = replace(preset(name), fusion=fusion or preset(name).fusion)
-            systems.append(ChittaSystem(store, name, ablate, fusion))
+            systems.append(ChittaSystem(shared, name, ablate, fusion))
             if matrix:
                 stages = [s for s in ("scoring", "inhibition") if getattr(config, s)]
                 parts = [p for p in [*config.lane_weights, *stages] if p not in ablate]
-                systems += [ChittaSystem(store, name, [*ablate, p], fusion) for p in parts]
+                systems += [ChittaSystem(shared, name, [*ablate, p], fusion) for p in parts]
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}
