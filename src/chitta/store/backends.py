@@ -80,3 +80,29 @@ def kept_damaged(saved: Path) -> bool:
     from chitta.store.sqlite.restore import DAMAGED
 
     return f".{DAMAGED}-" in Path(saved).name
+
+
+def fresh_database(server_url: str, name: str) -> str:
+    """A new empty database ``name`` (with pgvector) on the PostgreSQL server of
+    ``server_url``, dropped first if it exists; its URL. For benchmarks: a store each."""
+    return _postgres_admin().fresh_database(server_url, name)
+
+
+def drop_database(server_url: str, name: str) -> None:
+    """Drop the database ``name`` on the PostgreSQL server of ``server_url``, if it exists."""
+    _postgres_admin().drop_database(server_url, name)
+
+
+def server_settings(server_url: str) -> dict[str, str]:
+    """The PostgreSQL server's version, pgvector's, and the settings that decide its speed."""
+    return _postgres_admin().server_settings(server_url)
+
+
+def _postgres_admin() -> Any:
+    try:
+        from chitta.store.postgres import admin
+    except ImportError as exc:  # its driver is an optional extra
+        if (exc.name or "").split(".")[0] not in ("psycopg", "pgvector", "psycopg_binary"):
+            raise
+        raise MissingExtra("postgresql", "a PostgreSQL database") from exc
+    return admin

@@ -47,6 +47,17 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
 
 
+def settings_of(spec: dict[str, Any]) -> Any:
+    """The settings a worker opens its store with: the N's home, and its database when the
+    backend is PostgreSQL (``spec["store"]``, a URL), else the home's default SQLite file."""
+    from pathlib import Path
+
+    from chitta.config import Settings
+
+    store = spec.get("store")
+    return Settings(home=Path(spec["home"]), **({"store": store} if store else {}))
+
+
 def load_model() -> tuple[float, Any]:
     """(seconds, the raw ONNX embedder), warmed up on a first batch."""
     from chitta.config import EmbedSettings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.bench.environment import loadavg
+from chitta.bench.scale.backends import BUILD_MEMORY, Server, postgres_server
 from chitta.bench.scale.measure import clean_env
 from chitta.bench.scale.report import one_line
 from chitta.bench.scale.settings import (
@@ -160,23 +162,38 @@ def _settings(
 
 
 def _measure_size(
-    n: int, folder: Path, plan: _Plan, base: Path, reuse_vectors: bool, progress: Progress
+    n: int,
+    folder: Path,
+    plan: _Plan,
+    base: Path,
+    reuse_vectors: bool,
+    progress: Progress,
+    backend: str = "sqlite",
+    server: Server | None = None,
 ) -> dict[str, Any]:
-    """One size in a fresh ``folder``: the build and recall workers, then the CLI runs."""
+    """One size on one backend in a fresh ``folder`` (and, for PostgreSQL, a fresh database
+    on ``server``): the build and recall workers, then the CLI runs."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     home = folder / "home"
+    store = server.fresh(n) if server is not None else None
     spec = {"n": n, "home": str(home), "data": str(plan.path), "seed": SEED,
-            "workdir": str(base), "reuse_vectors": reuse_vectors,
-            "warmup": plan.warmup, "queries": plan.recall_qs}  # fmt: skip
-    row: dict[str, Any] = {"loadavg_before": loadavg()}
+            "workdir": str(base), "reuse_vectors": reuse_vectors, "backend": backend,
+            "store": store, "warmup": plan.warmup, "queries": plan.recall_qs}  # fmt: skip
+    row: dict[str, Any] = {"backend": backend, "loadavg_before": loadavg()}
     t = time.perf_counter()
     row["build"] = run_worker("build", spec, folder, progress)
     row["recall"] = run_worker("recall", spec, folder, progress)
-    row["cli"] = cli_figures(home, plan.cli_qs, n, progress)
+    row["cli"] = cli_figures(home, plan.cli_qs, n, progress, store)
     row["wall_s"] = round(time.perf_counter() - t, 1)
     row["loadavg_after"] = loadavg()
     return row
+
+
+def figure_key(n: int, backend: str) -> str:
+    """A row's key in the record's ``figures``: ``"10000"`` for SQLite (as before there were
+    two backends), ``"10000-postgresql"`` for PostgreSQL."""
+    return str(n) if backend == "sqlite" else f"{n}-{backend}"
 
 
 def run(
@@ -189,9 +206,12 @@ def run(
     cli_runs: int,
     command: str,
     console: Any,
+    backends: tuple[str, ...] | list[str] = ("sqlite",),
+    database_url: str | None = None,
     checkpoint: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Every phase for every size; the results record (also given to ``checkpoint`` after
+    """Every phase for every size on every backend (a size's backends one after the other);
+    the results record (also given to ``checkpoint`` after
     each size, marked incomplete, so a long run that fails late keeps what it measured)."""
     from chitta.bench import environment
 
@@ -199,6 +219,7 @@ def run(
     started = time.perf_counter()
     load_before = loadavg()
     figures: dict[str, Any] = {}
+    pg_info: dict[str, Any] | None = None
 
     def record(complete: bool) -> dict[str, Any]:
         return {
@@ -213,21 +234,37 @@ def run(
                 "loadavg_after": loadavg(),
             },
             "wall_s": round(time.perf_counter() - started, 1),
-            "settings": _settings(sizes, plan, cli_runs, reuse_vectors, workdir),
+            "settings": {
+                **_settings(sizes, plan, cli_runs, reuse_vectors, workdir),
+                "backends": list(backends),
+                "postgresql": pg_info,
+            },
             "reference": reference,
             "figures": figures,
         }
 
-    with tempfile.TemporaryDirectory(prefix="chitta-scale-") as tmp, Progress(console) as progress:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="chitta-scale-"))
         base = (workdir or Path(tmp)).resolve()
         base.mkdir(parents=True, exist_ok=True)
+        server = None
+        if "postgresql" in backends:
+            server = stack.enter_context(postgres_server(database_url, base))
+            pg_info = {**server.describe(), "hnsw_build_memory": BUILD_MEMORY}
+        progress = stack.enter_context(Progress(console))
         reference = reference_starts(cli_runs)
         for n in sizes:
-            folder = base / f"n{n}"
-            figures[str(n)] = row = _measure_size(n, folder, plan, base, reuse_vectors, progress)
-            progress.note(one_line(row))
-            if checkpoint is not None:
-                checkpoint(record(complete=False))
-            if workdir is None:
-                shutil.rmtree(folder, ignore_errors=True)
+            for backend in backends:
+                key = figure_key(n, backend)
+                folder = base / f"n{key}"
+                on = server if backend == "postgresql" else None
+                figures[key] = row = _measure_size(n, folder, plan, base, reuse_vectors,
+                                                   progress, backend, on)  # fmt: skip
+                progress.note(one_line(row))
+                if checkpoint is not None:
+                    checkpoint(record(complete=False))
+                if workdir is None:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    if on is not None:
+                        on.drop(n)
     return record(complete=True)

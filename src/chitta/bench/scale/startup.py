@@ -45,12 +45,17 @@ def chitta_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "chitta"]
 
 
-def cli_figures(home: Path, queries: list[str], n: int, progress: Progress) -> dict[str, Any]:
-    """``chitta recall --json`` in a new process, once per query: wall time and peak RSS."""
+def cli_figures(
+    home: Path, queries: list[str], n: int, progress: Progress, store: str | None = None
+) -> dict[str, Any]:
+    """``chitta recall --json`` in a new process, once per query: wall time and peak RSS
+    (``--store URL`` for a database store)."""
     walls, inner_ms, peaks = [], [], []
     progress.task(f"N={n:,}: new `chitta recall` processes", len(queries))
+    where = ["--store", store] if store else []
     for q in queries:
-        argv = [*chitta_command(), "--home", str(home), "recall", q, "--realm", REALM, "--json"]
+        argv = [*chitta_command(), "--home", str(home), *where, "recall", q, "--realm", REALM,
+                "--json"]  # fmt: skip
         ms, stdout, peak = spawn(argv)
         result = json.loads(stdout)
         if not result.get("ok") or not result.get("hits"):

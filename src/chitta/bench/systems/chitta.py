@@ -1,4 +1,5 @@
-"""``chitta`` under a recall strategy: turns imported as memories into a real store file.
+"""``chitta`` under a recall strategy: turns imported as memories into a real store (a file,
+or an empty PostgreSQL database given by URL).
 
 Each turn becomes one memory (its ``dia_id`` as the source reference, its session's time as
 ``event_time``) and each session an episode, through the JSONL importer (no near-duplicate
@@ -25,8 +26,11 @@ from chitta.validate import format_time
 class ChittaStore:
     """One benchmark store shared by the chitta systems of a run."""
 
-    def __init__(self, home: Path, embedder: Embedder, triplets: str | None = None) -> None:
+    def __init__(
+        self, home: Path, embedder: Embedder, triplets: str | None = None, store: str = "bench"
+    ) -> None:
         self.home = home
+        self.store = store  # a store name under the home, or a database URL
         self.embedder = embedder
         self.triplets = triplets  # "co-mention": derive triplets from the turns (comention.py)
         self.chitta: Chitta | None = None
@@ -38,7 +42,7 @@ class ChittaStore:
     def open(self) -> Chitta:
         if self.chitta is None:
             self.chitta = Chitta.open(
-                Settings(home=self.home, store="bench"),
+                Settings(home=self.home, store=self.store),
                 embedder=self.embedder,
                 through_daemon=False,
             )

@@ -281,6 +281,26 @@ class PostgresStore:
             f"WHERE vector_dims(vector) = {int(dim)}"
         )
 
+    def rebuild_vector_index(self, maintenance_work_mem: str | None = None) -> dict[str, Any]:
+        """Build the bound model's HNSW index again from every vector (``REINDEX``), as
+        ``CREATE INDEX`` on a full table would: for the scale benchmark's build-time figure.
+        ``maintenance_work_mem`` (e.g. ``"4GB"``) is set for this build only; the index's
+        name, the setting it was built with and its bytes before and after."""
+        identity = self.model_identity()
+        if identity is None:
+            raise StoreUnsupported(f"the store {self.location} has no model, so no HNSW index")
+        name = _hnsw_index(identity.dim)
+        size = f"SELECT coalesce(pg_relation_size(to_regclass('{name}')), 0)"
+        before = int(self._read(size)[0][0])
+        with self._tx("rebuilding the HNSW index") as cur:
+            if maintenance_work_mem is not None:
+                cur.execute("SELECT set_config('maintenance_work_mem', %s, true)",
+                            (maintenance_work_mem,))  # fmt: skip
+            memory = cur.execute("SHOW maintenance_work_mem").fetchone()[0]
+            cur.execute(f"REINDEX INDEX {name}")
+        return {"index": name, "maintenance_work_mem": memory, "bytes_before": before,
+                "bytes_after": int(self._read(size)[0][0])}  # fmt: skip
+
     def replace_model(self, identity: ModelIdentity, vectors: dict[str, np.ndarray]) -> None:
         """Swap every vector and the recorded model in one transaction (re-embedding)."""
         old = self.model_identity()
