@@ -27,7 +27,7 @@ from chitta.config import EmbedSettings, Settings
 from chitta.daemon.client import daemon_answers
 from chitta.embed.cache import CachedEmbedder
 from chitta.embed.loader import build_embedder
-from chitta.store.backends import open_store
+from chitta.store.backends import is_database_url, open_store
 from chitta.store.base import Store as StoreProtocol
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
@@ -271,13 +271,17 @@ def said(proc: subprocess.Popen) -> str:
 
 def start_daemon(home: Path, *args: str, store: str | None = None) -> subprocess.Popen:
     """`chitta [--store S] serve ARGS` in ``home``, returned once its socket answers; its
-    output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it)."""
+    output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it). A
+    database URL goes in CHITTA_STORE, as daemon/launch.py passes it (not on the command line
+    that `ps` shows)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(home)
+    if store and is_database_url(store):
+        env["CHITTA_STORE"], store = store, None
     chosen = ("--store", store) if store else ()
     proc = popen_logged([sys.executable, "-m", "chitta", *chosen, "serve", *args],
                         home.parent / f"{home.name}-serve.log", env=env)  # fmt: skip
-    socket = Settings(home=home, store=store or "default").socket_path
+    socket = Settings(home=home, store=env.get("CHITTA_STORE", store or "default")).socket_path
     deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
