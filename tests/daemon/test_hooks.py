@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from chitta.daemon.client import DaemonClient
+from chitta.validate import parse_time
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 DEPLOY = "Never run deploy.sh on Fridays; use the staging pipeline instead"
@@ -21,21 +21,23 @@ HEAVY = ("numpy", "onnxruntime", "chitta.store.sqlite")
 Hook = Callable[..., subprocess.CompletedProcess]
 
 
-def _env(home: Path, **extra: str) -> dict[str, str]:
+def _env(home: Path, store: str | None = None, **extra: str) -> dict[str, str]:
     # os.environ carries PYTHONPATH, so the subprocess runs this worktree's code.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
-    return {**env, "CHITTA_HOME": str(home), "CHITTA_HOOK_REALM": "demo", **extra}
+    chosen = {"CHITTA_STORE": store} if store else {}  # a database (conftest.py daemon_store)
+    return {**env, "CHITTA_HOME": str(home), "CHITTA_HOOK_REALM": "demo", **chosen, **extra}
 
 
 @pytest.fixture
-def hook(home: Path) -> Hook:
-    """Run ``chitta hook NAME`` with ``stdin`` (a dict is sent as JSON) and extra env."""
+def hook(home: Path, daemon_store: str | None) -> Hook:
+    """Run ``chitta hook NAME`` with ``stdin`` (a dict is sent as JSON) and extra env, on the
+    test's store."""
 
     def run(name: str, stdin: object, **extra: str) -> subprocess.CompletedProcess:
         text = stdin if isinstance(stdin, str) else json.dumps(stdin)
         return subprocess.run([sys.executable, "-m", "chitta", "hook", name], input=text,
-                              capture_output=True, text=True, env=_env(home, **extra),
-                              timeout=120)  # fmt: skip
+                              capture_output=True, text=True,
+                              env=_env(home, daemon_store, **extra), timeout=120)  # fmt: skip
 
     return run
 
@@ -228,14 +230,17 @@ def test_stop_dates_the_episode_by_the_prompt_line_timestamp(
     ]  # fmt: skip
     transcript.write_text("".join(json.dumps(e) + "\n" for e in events))
     done = hook("stop", {"session_id": "s9", "transcript_path": str(transcript)})
-    with sqlite3.connect(f"file:{home / 'default.db'}?mode=ro", uri=True) as db:
-        times = db.execute("SELECT json_extract(source, '$.role'), event_time FROM memories "
-                           "WHERE kind = 'episode'").fetchall()  # fmt: skip
+    with DaemonClient(daemon) as client:  # what the store holds, on either backend
+        lines = [json.loads(line) for line in client.call("export_memories")["jsonl"].splitlines()]
+    times = [(r["source"].get("role"), parse_time(r["event_time"]))
+             for r in lines if r.get("type") == "memory" and r["kind"] == "episode"]  # fmt: skip
     # Both sides of the turn are dated by the prompt line: 2023-05-20 15:08 UTC.
     assert sorted(times) == [("assistant", 1684595280000), ("user", 1684595280000)], done
 
 
-def test_the_hook_path_imports_no_numpy_onnxruntime_or_store(stored, home: Path) -> None:
+def test_the_hook_path_imports_no_numpy_onnxruntime_or_store(
+    stored, home: Path, daemon_store
+) -> None:
     probe = (
         "import atexit, sys\n"
         f"atexit.register(lambda: print('HEAVY', [m for m in {HEAVY!r} if m in sys.modules]))\n"
@@ -245,7 +250,8 @@ def test_the_hook_path_imports_no_numpy_onnxruntime_or_store(stored, home: Path)
     )
     event = json.dumps({"prompt": "WAL?", "session_id": "s1"})
     done = subprocess.run([sys.executable, "-c", probe], input=event,
-                          capture_output=True, text=True, env=_env(home), timeout=120)  # fmt: skip
+                          capture_output=True, text=True, env=_env(home, daemon_store),
+                          timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "hookSpecificOutput" in done.stdout  # the whole path ran
     assert "HEAVY []" in done.stdout

@@ -31,10 +31,23 @@ ANSWERS = (
 )
 
 
+#: The store this test's daemon serves (conftest.py daemon_store): None, the home's file.
+STORE: str | None = None
+
+
+@pytest.fixture(autouse=True)
+def _on_the_tests_store(daemon_store: str | None) -> None:
+    """Every hook of the test runs on the test's store (each test runs on both backends)."""
+    global STORE
+    STORE = daemon_store
+
+
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    chosen = {"CHITTA_STORE": STORE} if STORE else {}
     return {**env, "CHITTA_HOME": str(home), "CHITTA_REALM": REALM,
-            "CHITTA_HOOK_BUDGET_MS": "60000", "CHITTA_ADMIT_DEBUG": "1", **extra}  # fmt: skip
+            "CHITTA_HOOK_BUDGET_MS": "60000", "CHITTA_ADMIT_DEBUG": "1", **chosen,
+            **extra}  # fmt: skip
 
 
 def hook(home: Path, name: str, event: dict[str, Any]) -> subprocess.CompletedProcess:
@@ -109,13 +122,15 @@ def test_compact_and_clear_show_again_resume_does_not(home: Path, ids) -> None:
     assert ask(home, "s1") == first
 
 
-def test_the_shown_set_survives_a_daemon_restart(home: Path, launch, daemons) -> None:
-    proc = launch(home)
-    remember_facts(home / "chitta.sock")
+def test_the_shown_set_survives_a_daemon_restart(
+    home: Path, launch, daemons, daemon_socket: Path
+) -> None:
+    proc = launch(home, store=STORE)
+    remember_facts(daemon_socket)
     first = ask(home, "s1")
     assert first
     daemons.stop(proc)  # as after its quiet period: the session goes on
-    launch(home)
+    launch(home, store=STORE)
     assert ask(home, "s1") == []
     assert ask(home, "s2") == first
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,44 +16,51 @@ from chitta.daemon import protocol
 from chitta.daemon.client import DaemonClient, DaemonError
 
 
-def chitta(home: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess:
+def chitta(
+    home: Path, *args: str, code: int = 0, store: str | None = None
+) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
     env["CHITTA_HOME"] = str(home)
+    if store:  # a database store (tests/daemon/conftest.py daemon_store)
+        env["CHITTA_STORE"] = store
     proc = subprocess.run([sys.executable, "-m", "chitta", *args], capture_output=True,
                           text=True, env=env, timeout=120)  # fmt: skip
     assert proc.returncode == code, proc.stderr
     return proc
 
 
-def test_triplet_commands_and_analogy_go_through_the_daemon(home: Path, launch) -> None:
-    launch(home)  # holds the store: an in-process open would be refused
-    mid = chitta(home, "remember", "Rome has been the capital of Italy since 1871").stdout.strip()
-    france = json.loads(chitta(home, "triplet", "add", "France", "Capital Of", "Paris",
+def test_triplet_commands_and_analogy_go_through_the_daemon(
+    home: Path, launch, daemon_store
+) -> None:
+    launch(home, store=daemon_store)  # holds the store: an in-process open would be refused
+    cli = partial(chitta, store=daemon_store)
+    mid = cli(home, "remember", "Rome has been the capital of Italy since 1871").stdout.strip()
+    france = json.loads(cli(home, "triplet", "add", "France", "Capital Of", "Paris",
                                "--json").stdout)  # fmt: skip
     assert france["ok"] and not france["existing"]
-    italy = chitta(home, "triplet", "add", "ITALY", "capital-of", "Rome", "--weight", "0.8",
+    italy = cli(home, "triplet", "add", "ITALY", "capital-of", "Rome", "--weight", "0.8",
                    "--source-memory", mid).stdout.split()[0]  # fmt: skip
-    chitta(home, "triplet", "alias", "Italia", "italy")
-    answer = json.loads(chitta(home, "analogy", "france", "paris", "italia", "--json").stdout)
+    cli(home, "triplet", "alias", "Italia", "italy")
+    answer = json.loads(cli(home, "analogy", "france", "paris", "italia", "--json").stdout)
     assert [x["entity"] for x in answer["answers"]] == ["Rome"]
     support = answer["answers"][0]["supports"][0]
     assert (support["ab"]["id"], support["cd"]["id"]) == (france["triplet"]["id"], italy)
     assert support["cd"]["source_memory"] == mid
-    assert "c->d ITALY -> Rome" in chitta(home, "analogy", "france", "paris", "italia").stdout
+    assert "c->d ITALY -> Rome" in cli(home, "analogy", "france", "paris", "italia").stdout
 
-    assert f"invalidated {italy}" in chitta(home, "triplet", "invalidate", italy).stdout
-    abstained = chitta(home, "analogy", "france", "paris", "italia").stdout
+    assert f"invalidated {italy}" in cli(home, "triplet", "invalidate", italy).stdout
+    abstained = cli(home, "analogy", "france", "paris", "italia").stdout
     assert "abstained (c_no_edge)" in abstained
-    listed = json.loads(chitta(home, "triplet", "list", "--all", "--json").stdout)
+    listed = json.loads(cli(home, "triplet", "list", "--all", "--json").stdout)
     assert {t["id"] for t in listed["triplets"]} == {france["triplet"]["id"], italy}
 
-    bad = chitta(home, "triplet", "add", "a", "calls", "b", "--valid-from", "soon", code=2)
+    bad = cli(home, "triplet", "add", "a", "calls", "b", "--valid-from", "soon", code=2)
     assert "valid_from 'soon' is not a date" in bad.stderr
     # triplet_not_found exits 3 through the daemon as it does in process
-    missing = chitta(home, "triplet", "invalidate", "01NOSUCHTRIPLET", code=3)
+    missing = cli(home, "triplet", "invalidate", "01NOSUCHTRIPLET", code=3)
     assert "no triplet '01NOSUCHTRIPLET'" in missing.stderr
 
-    status = json.loads(chitta(home, "status", "--json").stdout)
+    status = json.loads(cli(home, "status", "--json").stdout)
     methods = status["daemon"]["methods"]
     assert methods["add_triplet"]["requests"] == 3  # two edges and the bad valid_from
     assert methods["recall_analogy"]["requests"] == 3

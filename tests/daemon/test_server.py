@@ -47,13 +47,15 @@ def test_the_socket_is_owner_only_in_an_owner_only_folder(daemon: Path) -> None:
     assert os.stat(daemon.parent).st_mode & 0o777 == 0o700
 
 
-def test_a_second_serve_on_the_store_says_already_running(daemon: Path, home: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHITTA_")}
-    env["CHITTA_HOME"] = str(home)
+def test_a_second_serve_on_the_store_says_already_running(
+    daemon: Path, daemon_env, daemon_store
+) -> None:
     second = subprocess.run([sys.executable, "-m", "chitta", "serve"], capture_output=True,
-                            text=True, timeout=60, env=env)  # fmt: skip
+                            text=True, timeout=60, env=daemon_env)  # fmt: skip
     assert second.returncode == 4
-    assert "already running (pid" in second.stderr
+    # SQLite: the instance lock on the file names its holder. A database has no such lock
+    # (many daemons may serve one), so a second daemon in the same home is refused at its socket.
+    assert ("already answers on" if daemon_store else "already running (pid") in second.stderr
     with DaemonClient(daemon) as client:  # the first one is untouched
         assert client.call("memory_status")["ok"]
 
@@ -170,16 +172,18 @@ def test_concurrent_clients_lose_no_acknowledged_write(daemon: Path) -> None:
         assert c.call("memory_status")["daemon"]["methods"]["remember"]["errors"] == 0
 
 
-def test_kill_9_and_restart_loses_nothing_acknowledged(home: Path, launch) -> None:
-    proc = launch(home)
-    with DaemonClient(home / "chitta.sock") as c:
+def test_kill_9_and_restart_loses_nothing_acknowledged(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    proc = launch(home, store=daemon_store)
+    with DaemonClient(daemon_socket) as c:
         ids = [c.call("remember", content=f"acknowledged memory number {i} about kayaks",
                       realm="k")["id"] for i in range(30)]  # fmt: skip
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert (home / "chitta.sock").exists()  # left behind by the crash
-    launch(home)  # replaces the stale socket
-    with DaemonClient(home / "chitta.sock") as c:
+    assert daemon_socket.exists()  # left behind by the crash
+    launch(home, store=daemon_store)  # replaces the stale socket
+    with DaemonClient(daemon_socket) as c:
         exported = c.call("export_memories", realm="k")["jsonl"]
     kept = {json.loads(line)["id"] for line in exported.splitlines()[1:]}
     assert set(ids) <= kept
@@ -199,13 +203,15 @@ def test_a_request_over_the_deadline_is_answered_with_a_timeout(home: Path, laun
             assert again.rpc_code == protocol.TIMEOUT
 
 
-def test_sigterm_removes_the_socket_and_keeps_the_data(home: Path, launch) -> None:
-    proc = launch(home)
-    with DaemonClient(home / "chitta.sock") as c:
+def test_sigterm_removes_the_socket_and_keeps_the_data(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    proc = launch(home, store=daemon_store)
+    with DaemonClient(daemon_socket) as c:
         c.call("remember", content=WAL, realm="demo")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
-    assert not (home / "chitta.sock").exists()
+    assert not daemon_socket.exists()
     assert "stopped" in proc.stderr.read().decode()
 
 

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from chitta.recall.attractors import MIN_MEMBERS, AttractorCache, find_attractors
+from chitta.store.base import Store
 from chitta.store.ids import new_id
 from chitta.store.records import Triplet
-from chitta.store.sqlite import Store
 
 
 def _add(store: Store, make_memory, texts: list[str]) -> list[str]:

@@ -8,11 +8,7 @@ realm's answer moved: ids, order and scores, exactly.
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -23,11 +19,11 @@ from chitta.recall.lanes.base import LaneContext
 from chitta.recall.lanes.kw import KeywordLane, query_terms
 from chitta.recall.lanes.tag import TagLane
 from chitta.recall.pipeline import RecallResult
+from chitta.store.base import Store
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Scope, Source
-from chitta.store.sqlite import Store
 
 WORDS = ["otter", "river", "stone", "kayak", "heron", "willow", "bridge", "mill", "fog", "moss"]
 NOW = 1_800_000_000_000
@@ -62,12 +58,6 @@ def others(items: list[tuple[str, tuple[str, ...], str, bool]]) -> list[Memory]:
             for text, t, realm, gone in items]  # fmt: skip
 
 
-@contextmanager
-def new_store() -> Iterator[Store]:
-    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "store.db") as store:
-        yield store
-
-
 def lanes(store: Store, query: str) -> dict[str, list[tuple[str, float]]]:
     """The keyword and tag lanes' rankings (ids and raw scores) in realm 'home', and the time
     cue's keyword half over a period holding them all."""
@@ -78,12 +68,18 @@ def lanes(store: Store, query: str) -> dict[str, list[tuple[str, float]]]:
     return {"kw": KeywordLane().run(ctx), "tag": TagLane().run(ctx), "period": period}
 
 
-@settings(max_examples=60, deadline=None)
+#: A new store per example (``fresh_stores``) is what the property needs, not the fixture.
+ONE_STORE_PER_EXAMPLE = [HealthCheck.function_scoped_fixture]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=ONE_STORE_PER_EXAMPLE)
 @given(home_memories, other_memories, queries)
-def test_other_realms_never_change_a_realms_keyword_lanes(mine, theirs, query) -> None:
+def test_other_realms_never_change_a_realms_keyword_lanes(
+    fresh_stores, mine, theirs, query
+) -> None:
     """Property: adding memories (live or forgotten) to other realms changes neither the
     ranking nor a single score of the keyword and tag lanes in this realm."""
-    with new_store() as store:
+    with fresh_stores() as store:
         store.insert([(m, None) for m in home(mine)])
         before = lanes(store, query)
         store.insert([(m, None) for m in others(theirs)])
@@ -99,16 +95,17 @@ def answer(result: RecallResult) -> tuple[list, list[float]]:
     return order, scores + [result.kw_ceiling or 0.0]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, *ONE_STORE_PER_EXAMPLE])  # fmt: skip
 @given(st.lists(st.tuples(texts, tags), min_size=1, max_size=12, unique_by=lambda i: i[0]),
        other_memories, queries)  # fmt: skip
-def test_other_realms_never_change_a_recall(embedder, mine, theirs, query) -> None:
+def test_other_realms_never_change_a_recall(fresh_stores, embedder, mine, theirs, query) -> None:
     """Property, through the whole pipeline: a keyword and a hybrid recall in a realm return
     the same hits in the same order with the same scores after other realms gained memories.
     Keyword scores are equal exactly; a cosine may move in its last float32 bit, since the
     vector index multiplies one matrix of every realm's vectors (hence distinct texts here:
     no two memories of the realm tie on their vectors)."""
-    with new_store() as store:
+    with fresh_stores() as store:
         store.bind_model(embedder.identity())
         chitta = Chitta(store, embedder, clock=lambda: NOW)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chitta.recall import shown as shown_mod
 from chitta.recall.shown import ShownLog
-from chitta.store.sqlite import Store
+from chitta.store.base import Store
 
 
 def test_a_set_is_kept_in_the_store_and_forgotten_on_request(store: Store) -> None:

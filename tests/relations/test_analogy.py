@@ -4,9 +4,6 @@ that says which part is missing."""
 from __future__ import annotations
 
 import itertools
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -16,8 +13,8 @@ from chitta.errors import BadArgument, BadDate, BadName, BadScope
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
 from chitta.store import triplets as table
+from chitta.store.base import Store
 from chitta.store.records import Triplet
-from chitta.store.sqlite import Store
 from chitta.validate import parse_time
 
 NOW = parse_time("2026-06-01T12:00:00Z")
@@ -274,12 +271,6 @@ def _reference(edges: list[tuple], a: str, b: str, c: str) -> tuple[str | None, 
     return None, sorted(ranked, key=lambda x: (-x[1], x[0]))
 
 
-@pytest.fixture(scope="module")
-def shared_store() -> Iterator[Store]:
-    with tempfile.TemporaryDirectory() as folder, Store(Path(folder) / "p.db") as s:
-        yield s
-
-
 _realms = itertools.count()
 
 
@@ -288,10 +279,11 @@ _realms = itertools.count()
 )
 @given(edges=st.lists(EDGE, min_size=1, max_size=16), data=st.data())
 def test_answers_are_stored_edges_and_abstentions_are_right(
-    shared_store: Store, edges: list[tuple], data: st.DataObject
+    store: Store, edges: list[tuple], data: st.DataObject
 ) -> None:
+    """Property: each example writes to a realm of its own, in one store for the test."""
     realm = f"r{next(_realms)}"
-    shared_store.add_triplets([
+    store.add_triplets([
         Triplet(f"{realm}-{i}", realm, SPELL[spelling](s), p, o, w, NOW - 10,
                 NOW - 5 if gone else None, None, NOW - 10)
         for i, (s, p, o, w, gone, spelling) in enumerate(edges)
@@ -305,7 +297,7 @@ def test_answers_are_stored_edges_and_abstentions_are_right(
     spell = data.draw(st.tuples(*[st.sampled_from(SPELL)] * 3))
     a, b, c = (f(x) for f, x in zip(spell, (a, b, c), strict=True))
     limit = data.draw(st.integers(1, 6))
-    result = recall_analogy(shared_store, a, b, c, now=NOW, realm=realm, limit=limit)
+    result = recall_analogy(store, a, b, c, now=NOW, realm=realm, limit=limit)
     code, ranked = _reference(edges, a, b, c)
     event(f"reason: {code}")
     assert result.reason_code == code
@@ -313,4 +305,4 @@ def test_answers_are_stored_edges_and_abstentions_are_right(
     assert [(x.key, round(x.score, 9)) for x in result.answers] == [
         (d, round(s, 9)) for d, s in ranked[:limit]
     ]
-    assert_supported(shared_store, result, realm)
+    assert_supported(store, result, realm)

@@ -12,7 +12,7 @@ import pytest
 from chitta.api import Chitta
 from chitta.errors import BadArgument, BadDate, BadName, MemoryNotFound, TripletNotFound
 from chitta.relations.service import Relations, triplet_to_dict
-from chitta.store.sqlite import Store
+from chitta.store.base import Store
 from chitta.validate import parse_time
 
 NOW = parse_time("2026-06-01T12:00:00Z")

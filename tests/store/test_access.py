@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from chitta.api import Chitta
 from chitta.config import Settings
 from chitta.store.access import KEEP_ACCESSES, AccessRecord, pairs
+from chitta.store.base import Store
 from chitta.store.records import Memory
-from chitta.store.sqlite import Store
 
 MakeMemory = Callable[..., Memory]
 
@@ -60,10 +59,8 @@ def test_recalls_buffer_without_writing_and_reads_see_the_buffer(
         assert c.store.access_stats()["flushes"] == 0
 
 
-def test_a_full_buffer_is_written_in_one_transaction(
-    store_path: Path, make_memory: MakeMemory
-) -> None:
-    with Store(store_path, access_every=3, access_seconds=3600) as s:
+def test_a_full_buffer_is_written_in_one_transaction(open_again, make_memory: MakeMemory) -> None:
+    with open_again(access_every=3, access_seconds=3600) as s:
         ids = stocked(s, make_memory)
         s.record_access(AccessRecord((ids[0],), 1))
         s.record_access(AccessRecord((ids[0], ids[1]), 2))
@@ -74,8 +71,8 @@ def test_a_full_buffer_is_written_in_one_transaction(
         assert s.get(ids[0]).access_count == 2 and s.get(ids[1]).access_count == 2
 
 
-def test_the_writer_flushes_after_its_interval(store_path: Path, make_memory: MakeMemory) -> None:
-    with Store(store_path, access_every=1000, access_seconds=0.05) as s:
+def test_the_writer_flushes_after_its_interval(open_again, make_memory: MakeMemory) -> None:
+    with open_again(access_every=1000, access_seconds=0.05) as s:
         ids = stocked(s, make_memory)
         s.record_access(AccessRecord((ids[0],), 1))
         wait_for(lambda: s.access_stats()["written"] == 1)

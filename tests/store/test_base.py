@@ -1,4 +1,4 @@
-"""The Store protocol (store/base.py) and the SQLite store that implements it."""
+"""The Store protocol (store/base.py) and the stores that implement it."""
 
 from __future__ import annotations
 
@@ -31,15 +31,15 @@ def test_the_sqlite_store_is_a_store(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", protocol_members())
 def test_every_protocol_member_is_there_with_a_compatible_signature(
-    name: str, store: SQLiteStore
+    name: str, store: base.Store
 ) -> None:
-    """The SQLite store has every member of the protocol; its methods take every parameter
-    the protocol's take, by the same name, kind and default, and ask for none more."""
+    """Each backend's store has every member of the protocol; its methods take every
+    parameter the protocol's take, by the same name, kind and default, and ask for none more."""
     assert hasattr(store, name), name
     wanted = getattr(base.Store, name, None)
     if not callable(wanted):  # an attribute: set on the instance, or a property
         return
-    given = inspect.signature(getattr(SQLiteStore, name)).parameters
+    given = inspect.signature(getattr(type(store), name)).parameters
     for param in inspect.signature(wanted).parameters.values():
         assert param.name in given, f"{name} lacks {param.name}"
         assert given[param.name].kind == param.kind, f"{name}: {param.name} is another kind"

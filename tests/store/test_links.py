@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 import tracemalloc
 
+from chitta.store.base import Store
 from chitta.store.ids import new_id
 from chitta.store.records import Episode, Source
-from chitta.store.sqlite import Store
 
 
 def _episode(store: Store, realm: str = "work") -> str:
@@ -36,26 +36,25 @@ def test_neighbours_are_the_turns_around_a_memory_in_its_episode(store, make_mem
 def test_forget_restore_and_purge_keep_the_links_in_step(store, make_memory) -> None:
     ids = _turns(store, make_memory, _episode(store),
                  ["we met Oliver today", "then lunch", "saw Oliver again later"])  # fmt: skip
-    links = store.links()
-    assert links.named_by("work", "oliver") == {ids[0], ids[2]}
+    assert store.links().named_by("work", "oliver") == {ids[0], ids[2]}
     store.set_deleted(ids[1], int(time.time() * 1000))
     assert store.episode_neighbours(ids[0], 1) == [(ids[2], 1)]
     store.set_deleted(ids[1], None)
     assert store.episode_neighbours(ids[0], 1) == [(ids[1], 1)]
     store.purge(ids[2])
-    assert links.named_by("work", "oliver") == {ids[0]}
-    assert ids[2] not in links
+    assert store.links().named_by("work", "oliver") == {ids[0]}
+    assert ids[2] not in store.links()
 
 
 def test_an_edited_text_moves_its_entities(store, make_memory) -> None:
     (mid,) = _turns(store, make_memory, _episode(store), ["a trip to Norway"])
-    links = store.links()
+    store.links()  # built, then kept in step
     memory = store.get(mid)
     from dataclasses import replace
 
     store.update(replace(memory, content="a trip to Sweden"))
-    assert links.named_by("work", "norway") == frozenset()
-    assert links.named_by("work", "sweden") == {mid}
+    assert store.links().named_by("work", "norway") == frozenset()
+    assert store.links().named_by("work", "sweden") == {mid}
 
 
 def test_session_recent_lists_a_sessions_memories_newest_first(store, make_memory) -> None:
@@ -70,14 +69,14 @@ def test_session_recent_lists_a_sessions_memories_newest_first(store, make_memor
     assert store.session_recent("s-1", 5) == [ids[0]]
 
 
-def test_rebuilt_from_the_file_equals_kept_in_step(store_path, make_memory) -> None:
-    with Store(store_path) as store:
+def test_rebuilt_from_the_store_equals_kept_in_step(open_again, make_memory) -> None:
+    with open_again() as store:
         store.links()  # built first, then kept in step
         ids = _turns(store, make_memory, _episode(store),
                      ["Oliver went to Bergen", "rain in Bergen", "v2.0 shipped"])  # fmt: skip
         kept = [store.links().entities_of(i) for i in ids]
         kept_names = store.links().named_by("work", "bergen")
-    with Store(store_path) as store:
+    with open_again() as store:
         assert [store.links().entities_of(i) for i in ids] == kept
         assert store.links().named_by("work", "bergen") == kept_names == {ids[0], ids[1]}
 

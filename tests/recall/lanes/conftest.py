@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from chitta.recall.lanes.base import LaneContext
+from chitta.store.base import Store
 from chitta.store.ids import new_id
 from chitta.store.records import Episode, Scope, Source
-from chitta.store.sqlite import Store
 
 Stock = Callable[..., list[str]]
 

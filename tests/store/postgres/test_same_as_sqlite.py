@@ -105,21 +105,20 @@ def test_term_matches_and_counts_agree(both) -> None:
 
 def test_exact_vector_rankings_agree(both) -> None:
     lite, pg, items = both
-    index = lite.vector_index()
     for m, v in items[:20]:
         for scope in SCOPES:
-            a = index.search(v, scope, 10, exact=True)
+            a = lite.vector_search(v, scope, 10, exact=True)
             b = pg.vector_search(v, scope, 10, exact=True)
             assert [i for i, _ in a] == [i for i, _ in b]
             assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
         ids = [x.id for x, _ in items[::3]]
-        assert [i for i, _ in index.search_among(v, ids, 5)] == [
+        assert [i for i, _ in lite.vector_search_among(v, ids, 5)] == [
             i for i, _ in pg.vector_search_among(v, ids, 5)
         ]
-        assert [i for i, _ in index.search_other_realms(v, Scope(m.realm), 5)] == [
+        assert [i for i, _ in lite.vector_search_elsewhere(v, Scope(m.realm), 5)] == [
             i for i, _ in pg.vector_search_elsewhere(v, Scope(m.realm), 5)
         ]
-        a = lite.sparse_index().search(v, Scope(m.realm), 5)
+        a = lite.sparse_search(v, Scope(m.realm), 5)
         b = pg.sparse_search(v, Scope(m.realm), 5)
         assert [i for i, _ in a] == [i for i, _ in b]
         assert [s for _, s in a] == pytest.approx([s for _, s in b])

@@ -689,21 +689,26 @@ class PostgresStore:
         self, terms: Sequence[str], scope: Scope, limit: int, *, column: str | None = None
     ) -> list[tuple[str, float]]:
         where, params = scope_sql(scope, "m")
-        return keywords.search(
-            self._read, terms, Realms((scope.realm,)), Keep(where, tuple(params)), limit, column
-        )
+        # One snapshot for N and every df: across two, a concurrent write could make a
+        # term's holders outnumber the collection (and the idf's logarithm fail).
+        with self._snapshot() as read:
+            return keywords.search(
+                read, terms, Realms((scope.realm,)), Keep(where, tuple(params)), limit, column
+            )
 
     def keyword_search_elsewhere(
         self, terms: Sequence[str], scope: Scope, limit: int
     ) -> list[tuple[str, float]]:
         where, params = scope_sql(scope, "m", elsewhere=True)
-        return keywords.search(
-            self._read, terms, Realms((scope.realm,), other=True), Keep(where, tuple(params)),
-            limit,
-        )  # fmt: skip
+        with self._snapshot() as read:  # one snapshot, as keyword_search's
+            return keywords.search(
+                read, terms, Realms((scope.realm,), other=True), Keep(where, tuple(params)),
+                limit,
+            )  # fmt: skip
 
     def keyword_frequencies(self, terms: Sequence[str], realm: str) -> tuple[int, dict[str, int]]:
-        return keywords.frequencies(self._read, terms, Realms((realm,)))
+        with self._snapshot() as read:  # one snapshot, as keyword_search's
+            return keywords.frequencies(read, terms, Realms((realm,)))
 
     def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
         if not terms or not ids:
@@ -786,7 +791,8 @@ class PostgresStore:
         period, times = period_sql(start_ms, end_ms, include_superseded)
         keep = Keep(f"{where} AND {period}", (*params, *times),
                     "LEFT JOIN episodes e ON e.id = m.episode_id")  # fmt: skip
-        return keywords.search(self._read, terms, Realms((scope.realm,)), keep, limit)
+        with self._snapshot() as read:  # one snapshot, as keyword_search's
+            return keywords.search(read, terms, Realms((scope.realm,)), keep, limit)
 
     # --- triplets and aliases ----------------------------------------------------------------
 
