@@ -80,11 +80,13 @@ def test_the_same_content_ranks_the_same(pair, make_memory, content, asked) -> N
             a = lite.vector_search(v, scope, 10, exact=True)
             b = pg.vector_search(v, scope, 10, exact=True)
             assert [s for _, s in a] == pytest.approx([s for _, s in b], abs=1e-5)
-            # Equal scores may come in either order; the sets of ids at each score agree.
-            assert _by_score(a) == _by_score(b)
+            # Equal scores may come in either order, and where a tie straddles the cut at 10
+            # either side may keep any of it: the ids of every score above the lowest agree.
+            assert _by_score(a)[:-1] == _by_score(b)[:-1]
 
 
 def _by_score(hits: list[tuple[str, float]]) -> list[frozenset[str]]:
+    """The ids of ``hits`` grouped by score (to 4 places), best score first."""
     groups: dict[float, set[str]] = {}
     for i, s in hits:
         groups.setdefault(round(s, 4), set()).add(i)
