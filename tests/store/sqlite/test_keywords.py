@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chitta.store import fts5
 from chitta.store.records import Memory, Scope
-from chitta.store.sqlite import Store, keywords
+from chitta.store.sqlite import Store
 
 MakeMemory = Callable[..., Memory]  # the make_memory fixture (tests/conftest.py)
 
@@ -238,19 +239,19 @@ def test_statistics_follow_a_restored_backup(store: Store, make_memory, tmp_path
 
 
 def test_stems_are_the_index_tokenizers() -> None:
-    assert keywords.stems("deploying") == keywords.stems("deployed") == ("deploi",)
-    assert keywords.stems("Café") == ("cafe",)
-    assert keywords.stems("parse_tags") == ("pars", "tag")
-    assert keywords.stems("_") == ()
+    assert fts5.stems("deploying") == fts5.stems("deployed") == ("deploi",)
+    assert fts5.stems("Café") == ("cafe",)
+    assert fts5.stems("parse_tags") == ("pars", "tag")
+    assert fts5.stems("_") == ()
 
 
 def test_tokenizer_is_the_stores(store: Store) -> None:
     sql = store._query("SELECT sql FROM sqlite_master WHERE name = 'memories_fts'")[0][0]
-    assert f"tokenize = '{keywords.TOKENIZE}'" in sql
+    assert f"tokenize = '{fts5.TOKENIZE}'" in sql
 
 
 @pytest.mark.parametrize(("record", "length"), [
     (b"\x0b\x00", 11), (b"\x7f", 127), (b"\x82\x2c\x00", 300), (b"\x81\x80\x00\x01", 16384),
 ])  # fmt: skip
 def test_content_length_reads_a_docsize_varint(record: bytes, length: int) -> None:
-    assert keywords.content_length(record) == length
+    assert fts5.content_length(record) == length

@@ -1,6 +1,6 @@
 """Keyword search on PostgreSQL: the SQLite backend's BM25, float for float.
 
-The same tokens (FTS5's own tokenizer at write time, postgres/words.py), the same statistics
+The same tokens (FTS5's own tokenizer at write time, store/fts5.py), the same statistics
 (N and the mean length over the live memories of the realms searched, from ``kw_realms``; a
 term's df over the same memories), the same formula (store/bm25.py) summed term by term in
 the query's order, and the same order of equal scores (insertion order, SQLite's rowid, here
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chitta.store import bm25
-from chitta.store.postgres.words import COLUMNS, stems
+from chitta.store.fts5 import COLUMNS, stems
 
 Read = Callable[[str, Sequence[object]], list]
 

@@ -41,13 +41,14 @@ from chitta.errors import (
 )
 from chitta.homes import default_home
 from chitta.store import access
+from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.base import ID_TABLES
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.links import LinkIndex
 from chitta.store.postgres import access as access_sql
-from chitta.store.postgres import faults, graph, keywords, mirror, schema, words
+from chitta.store.postgres import faults, graph, keywords, mirror, schema
 from chitta.store.postgres.connection import Connections
 from chitta.store.postgres.keywords import Keep, Realms
 from chitta.store.postgres.rows import (

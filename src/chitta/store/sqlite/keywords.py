@@ -20,70 +20,22 @@ One realm for the ``kw`` and ``tag`` lanes; every other realm, taken as one coll
 
 from __future__ import annotations
 
-import functools
-import sqlite3
-import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from chitta.store import bm25
+from chitta.store.fts5 import content_length, stems
 from chitta.store.terms import TermStats
 
 Read = Callable[[str, Sequence[object]], list]
-
-#: The keyword index's tokenizer (schema 1, store/sqlite/migrations.py): query terms go through it.
-TOKENIZE = "porter unicode61 remove_diacritics 2"
 
 _LIVE_ROWS = (
     "SELECT m.rowid, m.realm, d.sz FROM memories m JOIN memories_fts_docsize d "
     "ON d.id = m.rowid WHERE m.deleted_at IS NULL"
 )
 _NO_ROWS = np.zeros(0, dtype=np.int64)
-
-
-class _Tokenizer:
-    """FTS5's tokens of a text, asked of FTS5 itself: an in-memory table with the index's
-    tokenizer, so a query term is read exactly as the stored text was."""
-
-    def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self._conn.execute(f"CREATE VIRTUAL TABLE probe USING fts5 (x, tokenize = '{TOKENIZE}')")
-        self._conn.execute("CREATE VIRTUAL TABLE probe_words USING fts5vocab (probe, instance)")
-        self._lock = threading.Lock()
-
-    def tokens(self, text: str) -> tuple[str, ...]:
-        with self._lock:
-            self._conn.execute("INSERT INTO probe (rowid, x) VALUES (1, ?)", (text,))
-            rows = self._conn.execute("SELECT term FROM probe_words ORDER BY offset").fetchall()
-            self._conn.execute("DELETE FROM probe")
-        return tuple(r[0] for r in rows)
-
-
-@functools.cache
-def _tokenizer() -> _Tokenizer:
-    return _Tokenizer()
-
-
-@functools.lru_cache(maxsize=8192)
-def stems(term: str) -> tuple[str, ...]:
-    """The index's tokens of ``term``: ``"deploying"`` → ``("deploi",)``, ``"parse_tags"`` →
-    ``("pars", "tag")``, ``"_"`` → ``()``."""
-    return _tokenizer().tokens(term)
-
-
-def content_length(sz: bytes) -> int:
-    """The first number of an FTS5 ``docsize`` record, the row's content tokens: a SQLite
-    varint (7 bits a byte, high bit set on all but the last; a ninth byte gives 8 bits)."""
-    value = 0
-    for i, byte in enumerate(sz[:9]):
-        if i == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if byte < 0x80:
-            break
-    return value
 
 
 @dataclass(frozen=True, slots=True)

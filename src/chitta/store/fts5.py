@@ -1,11 +1,11 @@
-"""What a word is, as SQLite's FTS5 reads it: the keyword postings of memories and the tokens
-of query terms, asked of FTS5 itself, so that the PostgreSQL backend matches and counts words
-exactly as the SQLite backend's index does (``porter unicode61 remove_diacritics 2``).
+"""What a word is, for both backends, as SQLite's FTS5 reads it (``porter unicode61
+remove_diacritics 2``): the tokens of query terms, and the keyword postings of memories that
+the PostgreSQL backend stores, asked of FTS5 itself, so that both backends match and count
+words exactly as the SQLite backend's index does.
 
 An in-memory SQLite database with an FTS5 table of two columns (content, tags) and its
 ``fts5vocab`` instance table: a batch of texts goes in, every (row, column, token, offset)
-comes out. (Copied in small from store/keywords.py's tokenizer, which belongs to the SQLite
-backend.)
+comes out. The standard library's sqlite3 is all it needs.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-#: The SQLite keyword index's tokenizer (store/migrations.py, schema 1).
+#: The SQLite keyword index's tokenizer (store/sqlite/migrations.py, schema 1): query terms
+#: and the PostgreSQL backend's postings go through it.
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 #: The columns as ``kw_postings.col`` numbers them (FTS5's order).
 COLUMNS = {"content": 0, "tags": 1}
