@@ -45,6 +45,7 @@ from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.base import ID_TABLES
+from chitta.store.conditions import TIME
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.links import LinkIndex
 from chitta.store.postgres import access as access_sql
@@ -54,7 +55,6 @@ from chitta.store.postgres.keywords import Keep, Realms
 from chitta.store.postgres.rows import (
     EPISODE_COLUMNS,
     MEMORY_COLUMNS,
-    TIME,
     UPDATE_COLUMNS,
     episode_from_row,
     memory_from_row,

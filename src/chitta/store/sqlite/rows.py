@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from chitta.store.conditions import period_condition, scope_condition
 from chitta.store.confidence import Confidence
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Scope, Source
@@ -67,28 +68,10 @@ def memory_from_row(r: sqlite3.Row) -> Memory:
 
 
 def scope_sql(scope: Scope, alias: str = "", *, elsewhere: bool = False) -> tuple[str, list[str]]:
-    """A WHERE fragment (and its parameters) restricting rows to ``scope`` (``elsewhere``: to
-    its agent and channel in every other realm)."""
-    p = f"{alias}." if alias else ""
-    sql, params = [f"{p}realm {'!=' if elsewhere else '='} ?"], [scope.realm]
-    if scope.agent_id is not None:
-        sql.append(f"{p}agent_id = ?")
-        params.append(scope.agent_id)
-    if scope.channel is not None:
-        sql.append(f"{p}channel = ?")
-        params.append(scope.channel)
-    return " AND ".join(sql), params
-
-
-#: A memory's time: when it happened, else when it was stored (seed 002 §2.7).
-TIME = "coalesce(m.event_time, m.created_at)"
+    """:func:`chitta.store.conditions.scope_condition` with this backend's parameter mark."""
+    return scope_condition(scope, alias, elsewhere=elsewhere, mark="?")
 
 
 def period_sql(start_ms: int, end_ms: int, include_superseded: bool) -> tuple[str, list[int]]:
-    """A condition (and its parameters) on ``memories m`` left-joined with ``episodes e``: the
-    memory's time or its episode's start lies in ``[start_ms, end_ms)``, and it is not
-    superseded unless ``include_superseded``."""
-    sql = f"(({TIME} >= ? AND {TIME} < ?) OR (e.started_at >= ? AND e.started_at < ?))"
-    if not include_superseded:
-        sql = f"({sql} AND m.superseded_by IS NULL)"
-    return sql, [start_ms, end_ms, start_ms, end_ms]
+    """:func:`chitta.store.conditions.period_condition` with this backend's parameter mark."""
+    return period_condition(start_ms, end_ms, include_superseded, mark="?")

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from chitta.store.conditions import TIME
 from chitta.store.records import Scope
 from chitta.store.sqlite import keywords
 from chitta.store.sqlite.indexes import Indexes
-from chitta.store.sqlite.rows import TIME, period_sql, scope_sql
+from chitta.store.sqlite.rows import period_sql, scope_sql
 
 #: A keyword search checks this many times its limit of its best candidates against the
 #: scope (agent, channel, period) at once, and twice as many each time too few pass.
