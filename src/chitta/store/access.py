@@ -161,3 +161,46 @@ class AccessLog:
                 self.flush()
             except Exception as exc:  # kept in the buffer; the next round tries again
                 log.warning("access history flush failed (%s); will retry", type(exc).__name__)
+
+
+# --- what both backends' reads add from the buffer (the SQL that reads the rows is theirs) ----
+
+
+def with_pending_history(
+    times: dict[str, list[int]], counts: dict[str, int], pending: Iterable[AccessRecord]
+) -> dict[str, AccessHistory]:
+    """Each id's history from its stored access times and count (``times`` holds every id
+    asked for) with the buffered records added: its last :data:`KEEP_ACCESSES` times, newest
+    first, and its total count."""
+    for rec in pending:
+        for i in rec.ids:
+            if i in times:
+                times[i].append(rec.at)
+                counts[i] = counts.get(i, 0) + 1
+    return {
+        i: AccessHistory(tuple(sorted(t, reverse=True)[:KEEP_ACCESSES]),
+                         max(counts.get(i, 0), len(t)))
+        for i, t in times.items()
+    }  # fmt: skip
+
+
+def with_pending_pairs(
+    weights: dict[tuple[str, str], float], wanted: set[str], pending: Iterable[AccessRecord]
+) -> dict[tuple[str, str], float]:
+    """Stored co-access ``weights`` among ``wanted`` with the buffer's increments added."""
+    for pair, (inc, _) in pair_increments(pending).items():
+        if pair[0] in wanted and pair[1] in wanted:
+            weights[pair] = min(MAX_CO_WEIGHT, weights.get(pair, 0.0) + inc)
+    return weights
+
+
+def with_pending_neighbours(
+    memory_id: str, weights: dict[str, float], pending: Iterable[AccessRecord], limit: int
+) -> list[tuple[str, float]]:
+    """``memory_id``'s stored co-access ``weights`` (by the other id) with the buffer's
+    increments added: the ``limit`` heaviest, (id, weight), equal weights by id."""
+    for (a, b), (inc, _) in pair_increments(pending).items():
+        if memory_id in (a, b):
+            other = b if a == memory_id else a
+            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
+    return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

@@ -14,6 +14,9 @@ from chitta.store.access import (
     AccessHistory,
     AccessRecord,
     pair_increments,
+    with_pending_history,
+    with_pending_neighbours,
+    with_pending_pairs,
 )
 
 Read = Callable[[str, Sequence[object]], list]
@@ -77,15 +80,7 @@ def read_history(
         times[mid].append(at)
     for mid, n in read("SELECT id, access_count FROM memories WHERE id = ANY(%s)", (wanted,)):
         counts[mid] = n
-    for rec in pending:
-        for i in rec.ids:
-            if i in times:
-                times[i].append(rec.at)
-                counts[i] += 1
-    return {
-        i: AccessHistory(tuple(sorted(t, reverse=True)[:KEEP_ACCESSES]), max(counts[i], len(t)))
-        for i, t in times.items()
-    }
+    return with_pending_history(times, counts, pending)
 
 
 def read_co_access(
@@ -100,11 +95,7 @@ def read_co_access(
             (wanted, wanted),
         )
         weights.update(((a, b), w) for a, b, w in rows)
-    chosen = set(wanted)
-    for pair, (inc, _) in pair_increments(pending).items():
-        if pair[0] in chosen and pair[1] in chosen:
-            weights[pair] = min(MAX_CO_WEIGHT, weights.get(pair, 0.0) + inc)
-    return weights
+    return with_pending_pairs(weights, set(wanted), pending)
 
 
 def read_neighbours(
@@ -118,8 +109,4 @@ def read_neighbours(
         (memory_id, memory_id),
     ):
         weights[b if a == memory_id else a] = w
-    for (a, b), (inc, _) in pair_increments(pending).items():
-        if memory_id in (a, b):
-            other = b if a == memory_id else a
-            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
-    return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return with_pending_neighbours(memory_id, weights, pending, limit)

@@ -12,6 +12,9 @@ from chitta.store.access import (
     AccessHistory,
     AccessRecord,
     pair_increments,
+    with_pending_history,
+    with_pending_neighbours,
+    with_pending_pairs,
 )
 
 
@@ -80,15 +83,7 @@ def read_history(
             f"SELECT id, access_count FROM memories WHERE id IN ({marks})", chunk
         ):
             counts[mid] = n
-    for rec in pending:
-        for i in rec.ids:
-            if i in times:
-                times[i].append(rec.at)
-                counts[i] += 1
-    return {
-        i: AccessHistory(tuple(sorted(t, reverse=True)[:KEEP_ACCESSES]), max(counts[i], len(t)))
-        for i, t in times.items()
-    }
+    return with_pending_history(times, counts, pending)
 
 
 def read_co_access(
@@ -106,10 +101,7 @@ def read_co_access(
                 f"SELECT a, b, weight FROM co_access WHERE a IN ({marks})", part
             ).fetchall()
             weights.update(((a, b), w) for a, b, w in rows if b in wanted)
-    for pair, (inc, _) in pair_increments(pending).items():
-        if pair[0] in wanted and pair[1] in wanted:
-            weights[pair] = min(MAX_CO_WEIGHT, weights.get(pair, 0.0) + inc)
-    return weights
+    return with_pending_pairs(weights, wanted, pending)
 
 
 def read_neighbours(
@@ -121,9 +113,4 @@ def read_neighbours(
         "SELECT a, b, weight FROM co_access WHERE a = ? OR b = ?", (memory_id, memory_id)
     ):
         weights[b if a == memory_id else a] = w
-    for (a, b), (inc, _) in pair_increments(pending).items():
-        if memory_id in (a, b):
-            other = b if a == memory_id else a
-            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
-    ranked = sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ranked[:limit]
+    return with_pending_neighbours(memory_id, weights, pending, limit)
