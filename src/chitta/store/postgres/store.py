@@ -40,7 +40,7 @@ from chitta.errors import (
     StoreUnsupported,
 )
 from chitta.homes import default_home
-from chitta.store import access
+from chitta.store import access, portable
 from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
@@ -521,23 +521,7 @@ class PostgresStore:
     def episode_neighbours(
         self, memory_id: str, span: int, episode: str | None = None
     ) -> list[tuple[str, int]]:
-        if episode is None:
-            rows = self._read("SELECT episode_id FROM memories WHERE id = %s", (memory_id,))
-            episode = rows[0][0] if rows else None
-        if episode is None or span <= 0:
-            return []
-        live = "episode_id = %s AND deleted_at IS NULL"
-        before = self._read(
-            f"SELECT id FROM memories WHERE {live} AND id < %s ORDER BY id DESC LIMIT %s",
-            (episode, memory_id, span),
-        )
-        after = self._read(
-            f"SELECT id FROM memories WHERE {live} AND id > %s ORDER BY id LIMIT %s",
-            (episode, memory_id, span),
-        )
-        near = [(r[0], d) for d, r in enumerate(before, 1)]
-        near += [(r[0], d) for d, r in enumerate(after, 1)]
-        return sorted(near, key=lambda item: item[0])
+        return portable.episode_neighbours(self._read, "%s", memory_id, span, episode)
 
     # --- access history, co-access, replications ---------------------------------------------
 
@@ -730,18 +714,7 @@ class PostgresStore:
     # --- the time cue's period ---------------------------------------------------------------
 
     def scope_oldest(self, scope: Scope) -> int | None:
-        where, params = scope_sql(scope, "m")
-        own = self._read(
-            f"SELECT min({TIME}) FROM memories m WHERE {where} AND m.deleted_at IS NULL", params
-        )[0][0]
-        episode = self._read(
-            "SELECT e.started_at FROM episodes e WHERE e.realm = %s AND EXISTS (SELECT 1 FROM "
-            f"memories m WHERE m.episode_id = e.id AND {where} AND m.deleted_at IS NULL) "
-            "ORDER BY e.started_at LIMIT 1",
-            (scope.realm, *params),
-        )
-        times = [t for t in (own, episode[0][0] if episode else None) if t is not None]
-        return min(times) if times else None
+        return portable.scope_oldest(self._read, "%s", scope)
 
     def period_ids(
         self,

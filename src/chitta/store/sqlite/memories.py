@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from chitta.errors import MemoryNotFound
+from chitta.store import portable
 from chitta.store.records import Episode, Memory, Source
 from chitta.store.sqlite import ann_sidecar
 from chitta.store.sqlite.connection import Connection, locked_write
@@ -258,26 +259,9 @@ class Memories(Connection):
     def episode_neighbours(
         self, memory_id: str, span: int, episode: str | None = None
     ) -> list[tuple[str, int]]:
-        """The live memories within ``span`` places of ``memory_id`` in its episode (in the
-        order they were stored), with their distance: 1 is the turn just before or after.
-        ``episode`` saves looking the memory's episode up when the caller has it."""
-        if episode is None:
-            rows = self._query("SELECT episode_id FROM memories WHERE id = ?", (memory_id,))
-            episode = rows[0][0] if rows else None
-        if episode is None or span <= 0:
-            return []
-        live = "episode_id = ? AND deleted_at IS NULL"
-        before = self._query(
-            f"SELECT id FROM memories WHERE {live} AND id < ? ORDER BY id DESC LIMIT ?",
-            (episode, memory_id, span),
-        )
-        after = self._query(
-            f"SELECT id FROM memories WHERE {live} AND id > ? ORDER BY id LIMIT ?",
-            (episode, memory_id, span),
-        )
-        near = [(r[0], d) for d, r in enumerate(before, 1)]
-        near += [(r[0], d) for d, r in enumerate(after, 1)]
-        return sorted(near, key=lambda item: item[0])
+        """Live memories near ``memory_id`` in its episode, with their distance
+        (store/portable.py)."""
+        return portable.episode_neighbours(self._query, "?", memory_id, span, episode)
 
     def session_recent(self, session: str, n: int) -> list[str]:
         """The ``n`` newest live memories whose source names ``session``, newest first."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from chitta.store import portable
 from chitta.store.conditions import TIME
 from chitta.store.records import Scope
 from chitta.store.sqlite import keywords
@@ -118,21 +119,8 @@ class Search(Indexes):
     # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
 
     def scope_oldest(self, scope: Scope) -> int | None:
-        """When the scope's oldest live record happened: the earliest memory time (its
-        ``event_time``, else ``created_at``) or start of an episode holding one of its live
-        memories; ``None`` when the scope holds nothing."""
-        where, params = scope_sql(scope, "m")
-        own = self._query(
-            f"SELECT min({TIME}) FROM memories m WHERE {where} AND m.deleted_at IS NULL", params
-        )[0][0]
-        episode = self._query(
-            "SELECT e.started_at FROM episodes e WHERE e.realm = ? AND EXISTS (SELECT 1 FROM "
-            f"memories m WHERE m.episode_id = e.id AND {where} AND m.deleted_at IS NULL) "
-            "ORDER BY e.started_at LIMIT 1",
-            (scope.realm, *params),
-        )
-        times = [t for t in (own, episode[0][0] if episode else None) if t is not None]
-        return min(times) if times else None
+        """When the scope's oldest live record happened (store/portable.py)."""
+        return portable.scope_oldest(self._query, "?", scope)
 
     def period_ids(
         self,

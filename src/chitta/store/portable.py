@@ -1,0 +1,55 @@
+"""Reads whose SQL is the same on both backends but for the parameter mark (``?`` for SQLite,
+``%s`` for psycopg): each takes the backend's read function (SQL and parameters in, rows
+out) and its mark."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from chitta.store.conditions import TIME, scope_condition
+from chitta.store.records import Scope
+
+Read = Callable[[str, Sequence[object]], list]
+
+
+def scope_oldest(read: Read, mark: str, scope: Scope) -> int | None:
+    """When the scope's oldest live record happened: the earliest memory time (its
+    ``event_time``, else ``created_at``) or start of an episode holding one of its live
+    memories; ``None`` when the scope holds nothing."""
+    where, params = scope_condition(scope, "m", mark=mark)
+    own = read(
+        f"SELECT min({TIME}) FROM memories m WHERE {where} AND m.deleted_at IS NULL", params
+    )[0][0]
+    episode = read(
+        f"SELECT e.started_at FROM episodes e WHERE e.realm = {mark} AND EXISTS (SELECT 1 FROM "
+        f"memories m WHERE m.episode_id = e.id AND {where} AND m.deleted_at IS NULL) "
+        "ORDER BY e.started_at LIMIT 1",
+        (scope.realm, *params),
+    )
+    times = [t for t in (own, episode[0][0] if episode else None) if t is not None]
+    return min(times) if times else None
+
+
+def episode_neighbours(
+    read: Read, mark: str, memory_id: str, span: int, episode: str | None
+) -> list[tuple[str, int]]:
+    """The live memories within ``span`` places of ``memory_id`` in its episode (in the order
+    they were stored), with their distance: 1 is the turn just before or after. ``episode``
+    saves looking the memory's episode up when the caller has it."""
+    if episode is None:
+        rows = read(f"SELECT episode_id FROM memories WHERE id = {mark}", (memory_id,))
+        episode = rows[0][0] if rows else None
+    if episode is None or span <= 0:
+        return []
+    live = f"episode_id = {mark} AND deleted_at IS NULL"
+    before = read(
+        f"SELECT id FROM memories WHERE {live} AND id < {mark} ORDER BY id DESC LIMIT {mark}",
+        (episode, memory_id, span),
+    )
+    after = read(
+        f"SELECT id FROM memories WHERE {live} AND id > {mark} ORDER BY id LIMIT {mark}",
+        (episode, memory_id, span),
+    )
+    near = [(r[0], d) for d, r in enumerate(before, 1)]
+    near += [(r[0], d) for d, r in enumerate(after, 1)]
+    return sorted(near, key=lambda item: item[0])
