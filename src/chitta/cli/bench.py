@@ -145,6 +145,13 @@ def _fail(exc: ChittaError) -> None:
     help="chitta's store: a postgresql:// URL of an empty database (default: a SQLite file "
     "in the work folder).",
 )
+@click.option(
+    "--vector-cache",
+    type=click.Path(path_type=Path),
+    help="Keep the turns' vectors in this folder (or .npz file) and reuse them in the next "
+    "run: the stores are still built afresh, only the turns' embedding is skipped; questions "
+    "are always embedded by the model.",
+)
 def locomo(**opts: Any) -> None:
     """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
     try:
@@ -157,7 +164,7 @@ def _locomo(
     data: Path | None, strategy: str, ablate: str | None, fusion: str | None,
     ablation_matrix: bool, systems_opt: str, conversations: str | None, k: int, smoke: bool,
     out: Path, append_docs: Path | None, workdir: Path | None, triplets: str = "none",
-    store: str | None = None,
+    store: str | None = None, vector_cache: Path | None = None,
 ) -> None:  # fmt: skip
     from rich.console import Console
 
@@ -186,7 +193,8 @@ def _locomo(
         base = workdir or Path(tmp)
         systems, notes = _build_systems(wanted, _split(strategy), _split(ablate), dataset, base,
                                         console, fusion, matrix=ablation_matrix,
-                                        triplets=triplets, store=store)  # fmt: skip
+                                        triplets=triplets, store=store,
+                                        vector_cache=vector_cache)  # fmt: skip
         try:
             runs, skipped = _run_with_progress(dataset, systems, k, console)
             for system in systems:
@@ -242,6 +250,7 @@ def _build_systems(
     matrix: bool = False,
     triplets: str = "none",
     store: str | None = None,
+    vector_cache: Path | None = None,
 ) -> tuple[list, list]:
     """The systems asked for, set up; a peer that cannot start is noted and left out. With
     ``matrix``, each chitta strategy also runs once per lane (and post-fusion stage) with that
@@ -258,10 +267,15 @@ def _build_systems(
     # The raw model, no query cache: every system embeds each question itself, so a cache
     # warmed by one system cannot flatter the next one's latency.
     inner = build_embedder(EmbedSettings()).inner
+    documents = inner
+    if vector_cache is not None:
+        from chitta.bench.turn_vectors import DocumentCache, cache_file
+
+        documents = DocumentCache(inner, cache_file(vector_cache, inner.identity()))
     systems: list = []
     notes: list[str] = []
     if "chitta" in wanted:
-        shared = ChittaStore(base / "chitta", inner, None if triplets == "none" else triplets,
+        shared = ChittaStore(base / "chitta", documents, None if triplets == "none" else triplets,
                              store=store or "bench")  # fmt: skip
         check_lanes(ablate, "--ablate")  # before the run, not at its first question
         for name in strategies or ["hybrid"]:
@@ -276,7 +290,7 @@ def _build_systems(
         systems.append(Bm25System())
     doc_vectors = {}
     if "dense" in wanted:
-        doc_vectors = _embed_turns(dataset, inner, console)
+        doc_vectors = _embed_turns(dataset, documents, console)
     if "dense" in wanted:
         systems.append(DenseSystem(inner, doc_vectors))
     if "cpersona" in wanted:
@@ -302,9 +316,11 @@ def _embed_turns(dataset, inner, console) -> dict:
     """Every distinct turn text embedded once, shared by the systems that take vectors."""
     from rich.progress import Progress
 
+    from chitta.bench.turn_vectors import serving_documents
+
     texts = list(dict.fromkeys(t.memory_text for c in dataset.conversations for t in c.turns))
     vectors = {}
-    with Progress(console=console, transient=True) as progress:
+    with Progress(console=console, transient=True) as progress, serving_documents(inner):
         task = progress.add_task("embedding turns", total=len(texts))
         for start in range(0, len(texts), 256):
             chunk = texts[start : start + 256]

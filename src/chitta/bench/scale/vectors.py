@@ -31,16 +31,20 @@ def text_key(text: str) -> bytes:
 
 
 class VectorCache:
-    """Vectors by text hash in one ``.npz`` file (``keys``: n×16 bytes, ``vectors``: n×dim)."""
+    """Vectors by text hash in one ``.npz`` file (``keys``: n×16 bytes, ``vectors``: n×dim;
+    ``truncated``: the keys of the texts the model cut to fit, when any was)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._rows: dict[bytes, int] = {}
+        self.truncated: set[bytes] = set()
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         if path.is_file():
             with np.load(path) as data:
                 keys, self._vectors = data["keys"], data["vectors"]
+                cut = data["truncated"] if "truncated" in data.files else []
             self._rows = {k.tobytes(): i for i, k in enumerate(keys)}
+            self.truncated = {k.tobytes() for k in cut}
         self._new_keys: list[bytes] = []
         self._new: list[np.ndarray] = []
 
@@ -61,10 +65,14 @@ class VectorCache:
                 out[i] = self._vectors[row]
         return out, missing
 
-    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+    def add(
+        self, texts: Sequence[str], vectors: np.ndarray, truncated: Sequence[bool] = ()
+    ) -> None:
         known = set(self._rows) | set(self._new_keys)
-        for text, vector in zip(texts, vectors, strict=True):
+        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             key = text_key(text)
+            if i < len(truncated) and truncated[i]:
+                self.truncated.add(key)
             if key not in known:
                 known.add(key)
                 self._new_keys.append(key)
@@ -78,8 +86,9 @@ class VectorCache:
         vectors = np.concatenate([self._vectors, new]) if len(self._rows) else new
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp.npz")
+        cut = np.frombuffer(b"".join(sorted(self.truncated)), dtype=np.uint8).reshape(-1, 16)
         np.savez(tmp, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16),
-                 vectors=vectors)  # fmt: skip
+                 vectors=vectors, truncated=cut)  # fmt: skip
         tmp.replace(self.path)
         self._rows = {k: i for i, k in enumerate(keys)}
         self._vectors, self._new_keys, self._new = vectors, [], []

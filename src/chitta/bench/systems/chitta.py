@@ -16,6 +16,7 @@ from pathlib import Path
 from chitta.api import Chitta
 from chitta.bench.comention import co_mention_triplets
 from chitta.bench.locomo import Conversation
+from chitta.bench.turn_vectors import serving_documents
 from chitta.config import Settings
 from chitta.embed.base import Embedder
 from chitta.store.ids import new_id
@@ -52,7 +53,8 @@ class ChittaStore:
         if realm in self.loaded:
             return
         chitta = self.open()
-        report = import_jsonl(chitta, _lines(realm, conversation))
+        with serving_documents(self.embedder):  # a --vector-cache serves the turns
+            report = import_jsonl(chitta, _lines(realm, conversation))
         self.refused.extend((realm, message) for _, message in report.errors)
         for m in chitta.store.iter_memories(realm=realm):
             self.turn_of[m.id] = m.source.ref or ""
