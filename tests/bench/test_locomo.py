@@ -110,3 +110,20 @@ def test_conversation_selection() -> None:
         load(path, select=parse_selection("conv-99"))
     with pytest.raises(BadArgument, match="at least 1"):
         parse_selection("0")
+
+
+def _longmemeval_item(sid: str, kind: str) -> dict:
+    return {"sample_id": sid, "conversation": {"speaker_a": "user", "speaker_b": "assistant"},
+            "qa": [{"question": "q", "evidence": [], "question_type": kind}]}  # fmt: skip
+
+
+def test_longmemeval_halves_split_each_type_and_ignore_the_files_order() -> None:
+    from chitta.bench.locomo import tune_half
+
+    items = [_longmemeval_item(f"{kind[:3]}{i}", kind) for kind in ("multi-session",
+             "knowledge-update", "temporal-reasoning") for i in range(7)]  # fmt: skip
+    tune = tune_half(items)
+    for kind in ("mul", "kno", "tem"):
+        assert len({sid for sid in tune if sid.startswith(kind)}) == 4  # 7 rounded up
+    assert tune_half(list(reversed(items))) == tune
+    assert tune_half([{"sample_id": "conv-26", "qa": [{"category": 1}]}]) == set(TUNE_SPLIT)

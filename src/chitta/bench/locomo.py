@@ -10,6 +10,7 @@ are reported.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -153,6 +154,35 @@ def parse_selection(text: str | None) -> Selection:
     return tuple(x.strip() for x in value.split(",") if x.strip())
 
 
+def question_type(item: dict) -> str | None:
+    """The LongMemEval question type of a conversation written in LoCoMo's format (one
+    question, ``qa[0].question_type``); None for a LoCoMo conversation."""
+    qa = item.get("qa")
+    if isinstance(qa, list) and qa and isinstance(qa[0], dict):
+        kind = qa[0].get("question_type")
+        return kind if isinstance(kind, str) else None
+    return None
+
+
+def tune_half(items: list) -> set[str]:
+    """The conversations weights may be chosen on. LoCoMo: :data:`TUNE_SPLIT`. A file whose
+    conversations carry a LongMemEval question type: a fixed half of each type — the ids of a
+    type ordered by their BLAKE2b digest, the first half (rounded up) — so the split depends on
+    the ids alone, not on the file's order, and every type is on both sides."""
+    ids = [str(item.get("sample_id", f"conv-{i}")) for i, item in enumerate(items)]
+    kinds = [question_type(item) for item in items]
+    if not any(kinds):
+        return set(TUNE_SPLIT)
+    by_kind: dict[str, list[str]] = {}
+    for sid, kind in zip(ids, kinds, strict=True):
+        by_kind.setdefault(kind or "", []).append(sid)
+    tune: set[str] = set()
+    for members in by_kind.values():
+        ordered = sorted(members, key=lambda sid: hashlib.blake2b(sid.encode()).digest())
+        tune.update(ordered[: (len(ordered) + 1) // 2])
+    return tune
+
+
 def _select(items: list, selection: Selection, path: Path) -> list:
     if selection is None:
         return items
@@ -160,9 +190,9 @@ def _select(items: list, selection: Selection, path: Path) -> list:
         return items[:selection]
     ids = [str(item.get("sample_id", f"conv-{i}")) for i, item in enumerate(items)]
     if selection == "tune":
-        wanted = set(TUNE_SPLIT)
+        wanted = tune_half(items) & set(ids) if question_type(items[0]) else set(TUNE_SPLIT)
     elif selection == "held-out":
-        wanted = set(ids) - set(TUNE_SPLIT)
+        wanted = set(ids) - tune_half(items)
     else:
         wanted = set(selection)
     unknown = sorted(wanted - set(ids)) if selection != "held-out" else []
