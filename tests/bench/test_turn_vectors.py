@@ -61,3 +61,18 @@ def test_a_file_that_is_not_a_cache_is_refused(tmp_path: Path, embedder) -> None
     bad.write_bytes(b"not a numpy archive")
     with pytest.raises(BadArgument, match="not a vector cache"):
         DocumentCache(embedder.inner, bad)
+
+
+def test_two_runs_sharing_a_cache_keep_each_others_vectors(tmp_path: Path, embedder) -> None:
+    path = tmp_path / "shared.npz"
+    one, two = DocumentCache(embedder.inner, path), DocumentCache(embedder.inner, path)
+    with one.documents():
+        one.embed(["alice: a turn only the first run embeds"])
+    with two.documents():  # read the file before the first run wrote it
+        two.embed(["bob: a turn only the second run embeds"])
+    third = DocumentCache(Counting(embedder.inner), path)
+    with third.documents():
+        third.embed(
+            ["alice: a turn only the first run embeds", "bob: a turn only the second run embeds"]
+        )
+    assert third.inner.texts == 0

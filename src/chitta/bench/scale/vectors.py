@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -79,13 +80,26 @@ class VectorCache:
                 self._new.append(np.asarray(vector, dtype=np.float32))
 
     def save(self) -> None:
+        """Write the cache, first taking in what another process added to the file since it
+        was read (runs may share one cache), through a file of this process's own."""
         if not self._new_keys:
             return
+        if self.path.is_file():
+            on_disk = VectorCache(self.path)
+            theirs = [k for k in on_disk._rows if k not in self._rows]
+            self.truncated |= on_disk.truncated
+            if theirs:
+                mine = [k for k in self._new_keys if k not in on_disk._rows]
+                keep = [self._new[i] for i, k in enumerate(self._new_keys) if k in set(mine)]
+                self._rows, self._vectors = on_disk._rows, on_disk._vectors
+                self._new_keys, self._new = mine, keep
+                if not mine:
+                    return
         keys = [*self._rows, *self._new_keys]
         new = np.stack(self._new)
         vectors = np.concatenate([self._vectors, new]) if len(self._rows) else new
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp.npz")
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
         cut = np.frombuffer(b"".join(sorted(self.truncated)), dtype=np.uint8).reshape(-1, 16)
         np.savez(tmp, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, 16),
                  vectors=vectors, truncated=cut)  # fmt: skip
