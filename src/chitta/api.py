@@ -449,6 +449,7 @@ class Chitta:
         record: bool = True,
         trace: bool = False,
         time_cue: object = None,
+        now: object = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -463,9 +464,13 @@ class Chitta:
         ``time_cue`` says roughly when (seed 002 §2, docs/time-cue.md): a cue that cannot be
         read is refused; a usable one moves returned rows a bounded number of places and adds
         at most L seats after the count (recall/cued.py).
+        ``now`` is when the question is asked (ISO 8601 or epoch ms; default: the clock): the
+        time the recency factor and the time cue read, so a relative cue such as last week
+        counts back from it. The access history is still recorded at the clock's time.
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
+        asked_at = parse_time(now, "now")  # refused before any work, like a bad cue
         cue = None if time_cue is None else parse_time_cue(time_cue)
         config = preset(strategy)
         if fusion is not None:
@@ -480,7 +485,7 @@ class Chitta:
         view = None
         if name is not None:
             view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
-        now = self.clock()
+        clock = self.clock()
         reranker = self.reranker if rerank else None
         result = recall(
             self.store,
@@ -492,7 +497,7 @@ class Chitta:
             include_superseded=include_superseded,
             session=view,
             scoring=self.scoring,
-            now_ms=now,
+            now_ms=clock if asked_at is None else asked_at,
             calibration=self.calibration,
             time_cue=cue,
             cue_time_limit_ms=self.switches.cue_time_limit_ms,
@@ -511,8 +516,8 @@ class Chitta:
                        "rerank": reranker is not None,
                        "time_cue": None if cue is None else as_given(time_cue)}  # fmt: skip
             result = replace(result, trace=self._trace(result, request, config, ran))
-        if record:
-            self._record_access(result, now)
+        if record:  # at the clock's time: a given now is the question's, not the reading's
+            self._record_access(result, clock)
         if name is not None and record:
             terms = result.plan.terms if result.plan else ()
             self.sessions.note(name, [h.memory.id for h in result.hits], terms)

@@ -7,13 +7,19 @@ import pytest
 
 from chitta.bench.environment import default_locomo
 from chitta.bench.locomo import (
+    LOCOMO,
+    LONGMEMEVAL,
+    LONGMEMEVAL_TYPES,
     TUNE_SPLIT,
+    Categories,
     load,
+    parse_question_date,
     parse_selection,
     parse_session_time,
     repair_evidence,
 )
 from chitta.errors import BadArgument, BadDate
+from chitta.validate import parse_time
 
 KNOWN = {"D8:6", "D9:17", "D11:26", "D30:5", "D9:1", "D4:4", "D4:6", "D1:1"}
 
@@ -127,3 +133,77 @@ def test_longmemeval_halves_split_each_type_and_ignore_the_files_order() -> None
         assert len({sid for sid in tune if sid.startswith(kind)}) == 4  # 7 rounded up
     assert tune_half(list(reversed(items))) == tune
     assert tune_half([{"sample_id": "conv-26", "qa": [{"category": 1}]}]) == set(TUNE_SPLIT)
+
+
+def _longmemeval_file(tmp_path: Path, dates: dict[str, object]) -> Path:
+    """One question a conversation, as ../shared/data/README.md writes LongMemEval."""
+    codes = {kind: code for code, kind in LONGMEMEVAL_TYPES.items()}
+    items = []
+    for sid, (kind, date) in enumerate(dates.items()):
+        items.append({
+            "sample_id": f"q{sid}",
+            "conversation": {"speaker_a": "user", "speaker_b": "assistant",
+                             "session_1_date_time": "3:08 pm on 20 May, 2023",
+                             "session_1": [{"speaker": "user", "dia_id": "D1:1",
+                                            "text": "I bought a red bicycle yesterday."}]},
+            "qa": [{"question": "What did I buy?", "answer": "a bicycle", "evidence": ["D1:1"],
+                    "category": codes[kind], "question_type": kind, "question_date": date}],
+        })  # fmt: skip
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(items))
+    return path
+
+
+def test_longmemeval_questions_carry_their_type_and_date(tmp_path: Path) -> None:
+    path = _longmemeval_file(tmp_path, {"knowledge-update": "2023/05/30 (Tue) 03:16",
+                                        "temporal-reasoning": "2023-06-01T10:00"})  # fmt: skip
+    data = load(path)
+    first, second = data.questions
+    assert first.question_type == "knowledge-update" and first.category == 5
+    assert first.now_ms == parse_time("2023-05-30T03:16:00Z")
+    assert second.now_ms == parse_time("2023-06-01T10:00")  # ISO 8601 is read too
+    assert data.categories is LONGMEMEVAL
+    assert data.categories.keys() == ("1", "2", "3", "4", "5", "6", "all")  # no "1-4"
+    assert data.categories.label("5") == "knowledge-update (5)"
+    assert parse_question_date("2023/01/08 (Sun) 23:59") == parse_time("2023-01-08T23:59")
+
+
+@pytest.mark.parametrize("bad", ["2023/13/30 (Tue) 03:16", "30 May 2023", "2023/05/30", 17])
+def test_a_bad_question_date_names_the_question(tmp_path: Path, bad: object) -> None:
+    path = _longmemeval_file(tmp_path, {"multi-session": "2023/05/30 (Tue) 03:16",
+                                        "knowledge-update": bad})  # fmt: skip
+    with pytest.raises(BadDate, match=r"question 0 of q1: .*not a .*date"):
+        load(path)
+
+
+def test_a_locomo_file_keeps_locomos_categories(tiny_locomo, tmp_path: Path) -> None:
+    data = load(tiny_locomo.write(tmp_path / "t.json", {"conv-a": ["x"]}))
+    assert data.categories is LOCOMO and data.questions[0].now_ms is None
+    assert LOCOMO.keys() == ("1", "2", "3", "4", "5", "1-4", "all")
+    assert Categories.from_record(LONGMEMEVAL.as_record()) == LONGMEMEVAL
+    assert Categories.from_record(None) is LOCOMO  # a results file from before
+
+
+def test_another_files_types_name_its_categories_and_must_agree(tmp_path: Path) -> None:
+    items = [{"sample_id": f"s{i}", "conversation": {"session_1": []},
+              "qa": [{"question": "q", "evidence": [], "category": 1, "question_type": kind}]}
+             for i, kind in enumerate(["gossip", "gossip"])]  # fmt: skip
+    (tmp_path / "chats.json").write_text(json.dumps(items))
+    mine = load(tmp_path / "chats.json").categories
+    assert mine.dataset == "chats" and dict(mine.names) == {1: "gossip"}
+    items[1]["qa"][0]["question_type"] = "rumour"
+    (tmp_path / "chats.json").write_text(json.dumps(items))
+    with pytest.raises(BadArgument, match="category 1 is both 'gossip' and 'rumour'"):
+        load(tmp_path / "chats.json")
+
+
+LONGMEMEVAL_DEV = default_locomo().with_name("longmemeval_s_dev60.json")
+
+
+@pytest.mark.skipif(not LONGMEMEVAL_DEV.is_file(), reason="needs longmemeval_s_dev60.json")
+def test_the_shared_longmemeval_sample() -> None:
+    data = load(LONGMEMEVAL_DEV, select=parse_selection("tune"))
+    assert data.categories is LONGMEMEVAL
+    assert len(data.questions) == 30 and all(q.now_ms for q in data.questions)
+    kinds = [q.question_type for q in data.questions]
+    assert {kinds.count(k) for k in LONGMEMEVAL_TYPES.values()} == {5}

@@ -47,10 +47,11 @@ def test_random_retriever_scores_near_chance() -> None:
 
 def test_aggregate_groups() -> None:
     rows = [(1, score(["a"], ["a"])), (5, score(["b"], ["a"])), (4, score(["a"], ["a"]))]
-    agg = aggregate(rows)
+    agg = aggregate(rows, {"1-4": (1, 2, 3, 4)})  # LoCoMo's group
     assert agg["1"]["recall@10"] == 1.0 and agg["5"]["recall@10"] == 0.0
     assert agg["1-4"]["n"] == 2 and agg["all"]["n"] == 3
     assert agg["all"]["recall@10"] == pytest.approx(2 / 3)
+    assert set(aggregate(rows)) == {"1", "4", "5", "all"}  # groups are the dataset's to name
 
 
 @given(st.lists(st.sampled_from("abcdefghij"), max_size=20),

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from chitta.bench.locomo import Conversation, Dataset, Question, Turn
+from chitta.bench.locomo import LONGMEMEVAL, Conversation, Dataset, Question, Turn
 from chitta.bench.runner import run
 from chitta.bench.systems.bm25 import Bm25System, tokens
 from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
@@ -116,3 +116,65 @@ def test_an_ablation_is_compared_with_the_run_it_extends() -> None:
     assert rows[0].startswith("| chitta:hybrid without tag |") and "-0.010" in rows[0]
     assert rows[1].startswith("| chitta:hybrid-tag without sem |") and "-0.190" in rows[1]
     assert len(rows) == 2  # nothing to compare chitta:keyword-x-y with
+
+
+class _Clockwatcher:
+    """A system that answers nothing and notes the "now" each question was asked at."""
+
+    name = "clockwatcher"
+
+    def __init__(self) -> None:
+        self.asked_at: list[int | None] = []
+
+    def setup(self) -> None: ...
+
+    def load(self, realm: str, conversation: Conversation) -> None: ...
+
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        self.asked_at.append(now_ms)
+        return []
+
+    def close(self) -> None: ...
+
+
+LME_QUESTIONS = (
+    Question("lme", 0, "What does Rex like chasing?", 1, ("D1:2",), "single-session-user",
+             1_700_100_000_000),
+    Question("lme", 1, "When is the quarterly report due?", 5, ("D1:3",), "knowledge-update",
+             1_700_200_000_000),
+)  # fmt: skip
+LME = Dataset("lme.json", (Conversation("lme", TURNS, ((1, 1_700_000_000_000),), LME_QUESTIONS),),
+              (), LONGMEMEVAL)  # fmt: skip
+
+
+def test_each_question_is_asked_at_its_own_now() -> None:
+    watcher = _Clockwatcher()
+    run(LME, [watcher], k=3)
+    assert watcher.asked_at == [1_700_100_000_000, 1_700_200_000_000]
+    run(DATA, [watcher], k=3)  # LoCoMo's questions have no date: the real clock
+    assert watcher.asked_at[2:] == [None, None]
+
+
+def test_a_longmemeval_report_uses_its_types_and_tables_ndcg_and_mrr_per_type() -> None:
+    from chitta.bench.report import markdown, results_record
+
+    runs, skipped = run(LME, [_setup(Bm25System())], k=3)
+    record = results_record(LME, runs, skipped=skipped, settings={}, environment={}, notes=[])
+    assert record["data"]["categories"]["names"]["5"] == "knowledge-update"
+    assert set(record["systems"]["bm25"]["metrics"]) == {"1", "5", "all"}  # no "1-4"
+    table = markdown(record, "chitta bench locomo --data lme.json")
+    assert table.startswith("### LongMemEval run")
+    assert "| system | single-session-user (1) | single-session-assistant (2) |" in table
+    assert "temporal-reasoning (6) | all | p50 ms" in table and "1-4" not in table
+    assert "nDCG@10 per category:" in table and "MRR per category:" in table
+    plain = run(DATA, [_setup(Bm25System())], k=3)[0]
+    locomo = markdown(results_record(DATA, plain, skipped=1, settings={}, environment={},
+                                     notes=[]), "x")  # fmt: skip
+    assert "| system | multi-hop (1) | temporal (2) | open-domain (3) | single-hop (4) | " \
+           "adversarial (5) | 1-4 | all | p50 ms | p95 ms |" in locomo  # fmt: skip
+    assert "nDCG@10 per category" not in locomo
+
+
+def _setup(system):
+    system.setup()
+    return system

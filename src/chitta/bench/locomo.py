@@ -6,6 +6,12 @@ A file is a list of conversations. Each has ``conversation`` (``speaker_a``, ``s
 with ``evidence``: gold turn ids ``D<session>:<turn>``, and a ``category``). Evidence ids that
 are malformed are repaired where the intended turn is certain, and dropped otherwise; both
 are reported.
+
+A file written from LongMemEval (Wu et al., ICLR 2025; ../shared/data/README.md) gives each
+question its ``question_type`` (the name of its category code) and its ``question_date``
+(``"2023/05/30 (Tue) 03:16"``): the question's "now", which relative times are read against.
+A dataset's category names are its own: LoCoMo's five (:data:`LOCOMO`), LongMemEval's six
+(:data:`LONGMEMEVAL`), or whatever ``question_type`` names another file gives its codes.
 """
 
 from __future__ import annotations
@@ -13,13 +19,21 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from chitta.errors import BadArgument, BadDate
+from chitta.validate import parse_time
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+#: LongMemEval's question types under the codes ../shared/data/README.md gives them.
+LONGMEMEVAL_TYPES = {1: "single-session-user", 2: "single-session-assistant",
+                     3: "single-session-preference", 4: "multi-session", 5: "knowledge-update",
+                     6: "temporal-reasoning"}  # fmt: skip
+_QUESTION_DATE = re.compile(r"^(\d{4})/(\d{2})/(\d{2})(?: \(\w+\))? (\d{2}):(\d{2})$")
 _SESSION = re.compile(r"^session_(\d+)$")
 _TURN_ID = re.compile(r"^D(\d+):(\d+)$")
 # A malformed id that still names one turn: "D:11:26", "D30:05", "d3 : 4".
@@ -49,6 +63,51 @@ class Question:
     question: str
     category: int
     gold: tuple[str, ...]
+    question_type: str | None = None  # the file's name of the category (LongMemEval's type)
+    now_ms: int | None = None  # when it is asked (``question_date``); None: the real clock
+
+
+@dataclass(frozen=True, slots=True)
+class Categories:
+    """A dataset's question categories: each code's name, the groups of codes scored beside
+    each category and ``all`` (LoCoMo's ``1-4``: every category but adversarial), and the
+    metrics its report tables per category."""
+
+    dataset: str  # what the report calls it: "LoCoMo", "LongMemEval", or the file's name
+    names: Mapping[int, str]
+    groups: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    per_category: tuple[str, ...] = ("recall@10",)
+
+    def keys(self) -> tuple[str, ...]:
+        """The aggregate's keys in table order: each category, each group, ``all``."""
+        return (*(str(c) for c in sorted(self.names)), *self.groups, "all")
+
+    def label(self, key: str) -> str:
+        """A table's column head: ``multi-hop (1)``; a group's key as it is."""
+        name = self.names.get(int(key)) if key.isdigit() else None
+        return f"{name} ({key})" if name else key
+
+    def as_record(self) -> dict[str, Any]:
+        """For the results JSON (:meth:`from_record` reads it back)."""
+        return {"dataset": self.dataset, "names": {str(c): n for c, n in self.names.items()},
+                "groups": {g: list(c) for g, c in self.groups.items()},
+                "per_category": list(self.per_category)}  # fmt: skip
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any] | None) -> Categories:
+        """A results JSON's categories; LoCoMo's for a file written before they were kept."""
+        if not record:
+            return LOCOMO
+        return cls(str(record["dataset"]), {int(c): str(n) for c, n in record["names"].items()},
+                   {g: tuple(c) for g, c in record.get("groups", {}).items()},
+                   tuple(record.get("per_category", ("recall@10",))))  # fmt: skip
+
+
+LOCOMO = Categories("LoCoMo", CATEGORIES, {"1-4": (1, 2, 3, 4)})
+#: A random ranking finds much of a single-session question's evidence among ~50 sessions,
+#: so LongMemEval's tables show nDCG@10 and MRR per type beside recall@10.
+LONGMEMEVAL = Categories("LongMemEval", LONGMEMEVAL_TYPES,
+                         per_category=("recall@10", "ndcg@10", "mrr"))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +134,7 @@ class Dataset:
     path: str
     conversations: tuple[Conversation, ...]
     repairs: tuple[Repair, ...]
+    categories: Categories = LOCOMO
 
     @property
     def questions(self) -> list[Question]:
@@ -88,6 +148,41 @@ def parse_session_time(text: str) -> int:
     except ValueError:
         raise BadDate(f"not a LoCoMo session time: {text!r}") from None
     return int(moment.replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def parse_question_date(text: object) -> int:
+    """A question's date as ms since the epoch: LongMemEval's ``"2023/05/30 (Tue) 03:16"``
+    or ISO 8601 (no zone: UTC). The weekday is not checked."""
+    if isinstance(text, str) and (m := _QUESTION_DATE.match(text.strip())):
+        try:
+            moment = datetime(*(int(g) for g in m.groups()), tzinfo=UTC)  # type: ignore[misc]
+        except ValueError:
+            raise BadDate(f"not a date: {text!r}") from None
+        return int(moment.timestamp() * 1000)
+    if isinstance(text, str) and "/" not in text:
+        ms = parse_time(text, "question_date")
+        if ms is not None:
+            return ms
+    raise BadDate(f"not a question date: {text!r} (expected e.g. '2023/05/30 (Tue) 03:16')")
+
+
+def categories_of(items: list, path: Path) -> Categories:
+    """The file's category names: those its ``question_type`` fields give the codes, or
+    LoCoMo's when it has none. One code with two names is refused."""
+    names: dict[int, str] = {}
+    for item in items:
+        for qa in item.get("qa", []) if isinstance(item, dict) else []:
+            kind = qa.get("question_type") if isinstance(qa, dict) else None
+            if not isinstance(kind, str):
+                continue
+            code = int(qa.get("category", 0))
+            if names.setdefault(code, kind) != kind:
+                raise BadArgument(f"{path}: category {code} is both {names[code]!r} and {kind!r}")
+    if not names:
+        return LOCOMO
+    if names.items() <= LONGMEMEVAL_TYPES.items():  # LongMemEval, all its types or some
+        return LONGMEMEVAL
+    return Categories(path.stem, names, per_category=LONGMEMEVAL.per_category)
 
 
 def repair_evidence(raw: str, known: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -213,6 +308,7 @@ def load(path: Path, *, select: Selection = None) -> Dataset:
         raise BadArgument(f"{path}: expected a list of conversations")
     conversations: list[Conversation] = []
     repairs: list[Repair] = []
+    categories = categories_of(raw, path)  # the whole file's, whichever part is chosen
     chosen = _select(raw, select, path)
     for i, item in enumerate(chosen):
         sample = str(item.get("sample_id", f"conv-{i}"))
@@ -231,9 +327,20 @@ def load(path: Path, *, select: Selection = None) -> Dataset:
                 ids, dropped = repair_evidence(str(ev), known)
                 gold.extend(ids)
                 repairs.append(Repair(sample, qi, str(ev), ids, dropped))
+            kind = qa.get("question_type")
             questions.append(
                 Question(sample, qi, str(qa.get("question", "")), int(qa.get("category", 0)),
-                         tuple(dict.fromkeys(gold)))
+                         tuple(dict.fromkeys(gold)), kind if isinstance(kind, str) else None,
+                         _question_now(qa, sample, qi, path))
             )  # fmt: skip
         conversations.append(Conversation(sample, tuple(turns), tuple(sessions), tuple(questions)))
-    return Dataset(str(path), tuple(conversations), tuple(repairs))
+    return Dataset(str(path), tuple(conversations), tuple(repairs), categories)
+
+
+def _question_now(qa: dict, sample: str, index: int, path: Path) -> int | None:
+    if qa.get("question_date") in (None, ""):
+        return None
+    try:
+        return parse_question_date(qa["question_date"])
+    except BadDate as exc:
+        raise BadDate(f"{path}: question {index} of {sample}: {exc}") from None

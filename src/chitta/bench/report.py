@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from chitta.bench.locomo import CATEGORIES, Dataset
+from chitta.bench.locomo import LOCOMO, Categories, Dataset
 from chitta.bench.runner import SystemRun
 from chitta.files import write_private
 
-GROUPS = ("1", "2", "3", "4", "5", "1-4", "all")
+#: A metric's name in a table's title.
+_TITLES = {"recall@10": "recall@10", "ndcg@10": "nDCG@10", "mrr": "MRR"}
 
 
 def results_record(
@@ -34,6 +35,7 @@ def results_record(
             "turns": sum(len(c.turns) for c in dataset.conversations),
             "questions": len(dataset.questions),
             "questions_without_gold": skipped,
+            "categories": dataset.categories.as_record(),
             "evidence_repairs": [
                 {
                     "conversation": r.conversation,
@@ -62,13 +64,15 @@ def write_questions(runs: Mapping[str, SystemRun], path: Path) -> None:
 
 
 def markdown(record: dict[str, Any], command: str) -> str:
-    """Two tables: recall@10 per category with latency, then the other metrics overall."""
+    """Tables under the dataset's own category names: recall@10 per category with latency,
+    the other metrics the dataset tables per category (LongMemEval: nDCG@10 and MRR), then
+    every metric over all questions."""
     systems = record["systems"]
-    header = ["system"] + [
-        f"{CATEGORIES[int(g)]} ({g})" if g.isdigit() else g for g in GROUPS
-    ]  # fmt: skip
+    categories = Categories.from_record(record["data"].get("categories"))
+    groups = categories.keys()
+    header = ["system"] + [categories.label(g) for g in groups]
     lines = [
-        f"### LoCoMo run, {str(record.get('created_at'))[:10]}",
+        f"### {categories.dataset} run, {str(record.get('created_at'))[:10]}",
         "",
         f"Command: `{command}` (commit {str(record.get('commit'))[:12]}, "
         f"{record.get('created_at')}; {record['data']['questions']} questions, "
@@ -81,16 +85,23 @@ def markdown(record: dict[str, Any], command: str) -> str:
     ]
     for name, s in systems.items():
         m = s["metrics"]
-        cells = [f"{m[g]['recall@10']:.3f}" if g in m else "–" for g in GROUPS]
+        cells = [f"{m[g]['recall@10']:.3f}" if g in m else "–" for g in groups]
         lat = s["latency_ms"]
         lines.append(f"| {name} | " + " | ".join([*cells, f"{lat['p50']:.2f}",
                                                   f"{lat['p95']:.2f}"]) + " |")  # fmt: skip
-    lines += ablation_lines(systems)
+    lines += ablation_lines(systems, categories)
+    for metric in (m for m in categories.per_category if m != "recall@10"):
+        lines += ["", f"{_TITLES.get(metric, metric)} per category:", "",
+                  "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]  # fmt: skip
+        for name, s in systems.items():
+            m = s["metrics"]
+            cells = [f"{m[g][metric]:.3f}" if g in m else "–" for g in groups]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
     counts = next(iter(systems.values()))["metrics"] if systems else {}
     lines += [
         "",
         "Questions per group: "
-        + ", ".join(f"{g}: {int(counts[g]['n'])}" for g in GROUPS if g in counts),
+        + ", ".join(f"{g}: {int(counts[g]['n'])}" for g in groups if g in counts),
         "",
         "All questions:",
         "",
@@ -108,10 +119,11 @@ def markdown(record: dict[str, Any], command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ablation_lines(systems: Mapping[str, Any]) -> list[str]:
+def ablation_lines(systems: Mapping[str, Any], categories: Categories = LOCOMO) -> list[str]:
     """A table of recall@10 deltas: each ``chitta:<strategy>-<lanes>`` system against the
-    longest-named system it extends (what switching those lanes off cost, per category);
-    empty when the run has no such pair."""
+    longest-named system it extends (what switching those lanes off cost, per category of
+    ``categories``); empty when the run has no such pair."""
+    groups = categories.keys()
     rows = []
     for name, s in systems.items():
         # chitta:hybrid-tag-sem is compared with chitta:hybrid-tag when that ran too.
@@ -123,7 +135,7 @@ def ablation_lines(systems: Mapping[str, Any]) -> list[str]:
         if not name.startswith("chitta:") or base is None:
             continue
         cells = []
-        for g in GROUPS:
+        for g in groups:
             if g in s["metrics"] and g in base["metrics"]:
                 delta = s["metrics"][g]["recall@10"] - base["metrics"][g]["recall@10"]
                 cells.append(f"{delta:+.3f}")
@@ -133,7 +145,7 @@ def ablation_lines(systems: Mapping[str, Any]) -> list[str]:
                     + " |")  # fmt: skip
     if not rows:
         return []
-    header = [f"{CATEGORIES[int(g)]} ({g})" if g.isdigit() else g for g in GROUPS]
+    header = [categories.label(g) for g in groups]
     return [
         "",
         "Ablation: recall@10 change when lanes are switched off (negative: the lane helps):",

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from chitta.bench.locomo import Dataset
+from chitta.bench.locomo import LOCOMO, Categories, Dataset
 from chitta.bench.score import aggregate, score, summary_ms
 from chitta.bench.systems.base import System
 
@@ -16,13 +16,16 @@ class SystemRun:
     """One system's figures over a run."""
 
     name: str
+    categories: Categories = LOCOMO  # the dataset's names and groups (bench/locomo.py)
     load_s: float = 0.0
     query_ms: list[float] = field(default_factory=list)
     rows: list[dict] = field(default_factory=list)
 
     def summary(self) -> dict:
         return {
-            "metrics": aggregate((r["category"], r["metrics"]) for r in self.rows),
+            "metrics": aggregate(
+                ((r["category"], r["metrics"]) for r in self.rows), self.categories.groups
+            ),
             "latency_ms": {**summary_ms(self.query_ms), "n": len(self.query_ms)},
             "load_s": round(self.load_s, 3),
         }
@@ -41,11 +44,13 @@ def run(
 ) -> tuple[dict[str, SystemRun], int]:
     """Load every conversation into every system and ask every question with gold turns.
 
-    Returns each system's run and how many questions were skipped for having no gold turn.
+    Each question is asked at its own "now" (``question_date``; the real clock when it has
+    none). Returns each system's run and how many questions were skipped for having no gold
+    turn.
     The systems take turns going first, question by question, so that drift in the machine's
     load falls on all of them alike.
     """
-    runs = {s.name: SystemRun(s.name) for s in systems}
+    runs = {s.name: SystemRun(s.name, dataset.categories) for s in systems}
     skipped = 0
     turn = 0
     for conversation in dataset.conversations:
@@ -64,7 +69,7 @@ def run(
             order = list(systems[turn % len(systems) :]) + list(systems[: turn % len(systems)])
             for system in order:
                 start = time.perf_counter()
-                ranked = system.search(realm, question.question, k)
+                ranked = system.search(realm, question.question, k, now_ms=question.now_ms)
                 ms = (time.perf_counter() - start) * 1000
                 record = runs[system.name]
                 record.query_ms.append(ms)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 KS = (5, 10, 20)
 METRICS = ("recall@5", "recall@10", "recall@20", "hit@5", "hit@10", "hit@20", "ndcg@10", "mrr")
@@ -47,16 +47,21 @@ def score(ranked: Sequence[str], gold: Iterable[str]) -> dict[str, float]:
     return out
 
 
-def aggregate(rows: Iterable[tuple[int, Mapping[str, float]]]) -> dict[str, dict[str, float]]:
-    """Mean of each metric per category (``"1"``…), over 1–4 (``"1-4"``) and overall (``"all"``),
-    with the question count ``n`` of each group."""
-    groups: dict[str, list[Mapping[str, float]]] = {}
+def aggregate(
+    rows: Iterable[tuple[int, Mapping[str, float]]],
+    groups: Mapping[str, Collection[int]] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Mean of each metric per category (``"1"``…), over each of the dataset's ``groups`` of
+    categories (LoCoMo's ``{"1-4": (1, 2, 3, 4)}``) and overall (``"all"``), with the question
+    count ``n`` of each."""
+    extra = groups or {}
+    members: dict[str, list[Mapping[str, float]]] = {}
     for category, metrics in rows:
-        keys = [str(category), "all"] + (["1-4"] if 1 <= category <= 4 else [])
+        keys = [str(category), "all"] + [g for g, codes in extra.items() if category in codes]
         for key in keys:
-            groups.setdefault(key, []).append(metrics)
+            members.setdefault(key, []).append(metrics)
     out: dict[str, dict[str, float]] = {}
-    for key, items in groups.items():
+    for key, items in members.items():
         out[key] = {m: sum(x[m] for x in items) / len(items) for m in METRICS}
         out[key]["n"] = len(items)
     return out

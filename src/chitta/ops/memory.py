@@ -10,6 +10,7 @@ from chitta.errors import ContentTooLong
 from chitta.ops.common import (
     AGENT,
     CHANNEL,
+    DATE_HELP,
     LIMIT,
     MEMORY_ID,
     QUERY,
@@ -66,7 +67,7 @@ def _recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         fusion=p.get("fusion"), cross_realm=p.get("cross_realm", False),
         disable_hdc=p.get("disable_hdc", False), session=p.get("session"),
         rerank=p.get("rerank", True), trace=p.get("trace", False), time_cue=p.get("time_cue"),
-        record=p.get("record", True),
+        record=p.get("record", True), now=p.get("now"),
     )  # fmt: skip
     return result_to_dict(result)
 
@@ -237,6 +238,14 @@ RECALL = Operation(
         ),
         TRACE,
         TIME_CUE,
+        # The question's own date (a benchmark's question_date, a replayed conversation's).
+        Param(
+            "now",
+            "when",
+            "When it is asked, if not now; time cues count back from it.",
+            cli_help=f"When the question is asked, if not now (recency and time cues count "
+            f"back from it); {DATE_HELP}.",
+        ),
         VERBOSE,
         # false: leave no access history (cited recall's reads of other stores).
         Param(

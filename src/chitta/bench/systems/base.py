@@ -18,7 +18,9 @@ class System(Protocol):
     def load(self, realm: str, conversation: Conversation) -> None:
         """Store every turn of ``conversation``, isolated under ``realm``."""
 
-    def search(self, realm: str, query: str, k: int) -> list[str]:
-        """The ``k`` best turn ids (``dia_id``) for ``query`` in ``realm``, best first."""
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        """The ``k`` best turn ids (``dia_id``) for ``query`` in ``realm``, best first, asked
+        at ``now_ms`` (the question's date, ms since the epoch; None: the real clock). A
+        system without a notion of now ignores it, and says so."""
 
     def close(self) -> None: ...

@@ -52,7 +52,8 @@ class Bm25System:
         corpus = [tokens(t.memory_text) for t in conversation.turns]
         self._index[realm] = (BM25Okapi(corpus), [t.id for t in conversation.turns])
 
-    def search(self, realm: str, query: str, k: int) -> list[str]:
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        """BM25's best ``k``; ``now_ms`` is ignored (BM25 knows no time)."""
         index, ids = self._index[realm]
         scores = index.get_scores(tokens(query))  # type: ignore[attr-defined]
         top = np.argsort(-scores, kind="stable")[:k]

@@ -117,7 +117,9 @@ class ChittaSystem:
         return [f"chitta refused a turn in {realm}: {message}" for realm, message in
                 self.store.refused]  # fmt: skip
 
-    def search(self, realm: str, query: str, k: int) -> list[str]:
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        """chitta's recall asked at ``now_ms`` (the question's date): its recency factor and
+        time cue read that, not the real clock."""
         result = self.store.open().recall(
             query,
             realm=realm,
@@ -125,6 +127,7 @@ class ChittaSystem:
             strategy=self.strategy,
             ablate=self.ablate,
             fusion=self.fusion,
+            now=now_ms,
         )
         return [self.store.turn_of[h.memory.id] for h in result.hits]
 

@@ -343,7 +343,9 @@ class CPersonaSystem:
             if load.get("skipped")
         ]
 
-    def search(self, realm: str, query: str, k: int) -> list[str]:
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        """CPersona's ``recall``; ``now_ms`` is ignored: the tool takes no "now" (it reads
+        its own clock), so its recency is taken at the real time."""
         limit = max(1, min(self.recall_limit or k, RECALL_MAX_LIMIT))
         reply = self._ask({"op": "query", "realm": realm, "query": query, "limit": limit})
         if reply.get("advisory"):

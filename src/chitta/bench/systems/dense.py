@@ -23,7 +23,8 @@ class DenseSystem:
         matrix = np.stack([self._doc_vectors[t.memory_text] for t in conversation.turns])
         self._index[realm] = (matrix, [t.id for t in conversation.turns])
 
-    def search(self, realm: str, query: str, k: int) -> list[str]:
+    def search(self, realm: str, query: str, k: int, now_ms: int | None = None) -> list[str]:
+        """The ``k`` nearest turns by cosine; ``now_ms`` is ignored (cosine knows no time)."""
         matrix, ids = self._index[realm]
         sims = matrix @ self._embedder.embed([query]).vectors[0]
         top = np.argsort(-sims, kind="stable")[:k]
