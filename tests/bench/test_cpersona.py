@@ -4,7 +4,10 @@ The full test installs ``cpersona`` from PyPI into a virtualenv of its own, so i
 of the default run; ``make test-peers`` runs it.
 """
 
+import http.client
+import io
 import json
+import socket
 import urllib.request
 from pathlib import Path
 
@@ -42,6 +45,37 @@ def test_endpoint_serves_chittas_vectors(embedder) -> None:
         assert status == 400 and "texts" in body["error"]
         assert endpoint.requests["POST /embed"] == 2 and endpoint.texts_embedded == 2
     finally:
+        endpoint.stop()
+
+
+def test_an_embed_round_trip_is_not_held_by_nagles_algorithm(embedder) -> None:
+    """Headers and body leave together, and no segment waits for a delayed ACK: the accepted
+    socket has TCP_NODELAY and a buffered writer (one send per response). The option is
+    asserted, not a time: timings on a shared machine prove nothing either way."""
+    endpoint = EmbeddingEndpoint(embedder.inner)
+    endpoint.start()
+    seen: list[tuple[int, bool]] = []
+    assert endpoint._server is not None
+    served = endpoint._server.RequestHandlerClass
+
+    class Watched(served):  # type: ignore[misc, valid-type]
+        def do_POST(self) -> None:
+            nodelay = self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            seen.append((nodelay, isinstance(self.wfile, io.BufferedWriter)))
+            super().do_POST()
+
+    endpoint._server.RequestHandlerClass = Watched
+    host, port = endpoint._server.server_address[:2]
+    client = http.client.HTTPConnection(host, port, timeout=10)
+    try:
+        for text in ("one text", "another text"):  # two calls on one kept-alive connection
+            client.request("POST", "/embed", json.dumps({"texts": [text]}),
+                           {"Content-Type": "application/json"})  # fmt: skip
+            response = client.getresponse()
+            assert response.status == 200 and len(json.loads(response.read())["embeddings"]) == 1
+        assert seen == [(1, True), (1, True)]
+    finally:
+        client.close()
         endpoint.stop()
 
 

@@ -95,7 +95,15 @@ class EmbeddingEndpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+            protocol_version = "HTTP/1.1"  # keep-alive: CPersona reuses one connection
+            # On a kept-alive connection, headers and body written apart are two segments;
+            # with Nagle's algorithm (RFC 896) the body waits for the ACK of the headers,
+            # which the client delays (RFC 1122 delayed ACK, ~40 ms on Linux): ~44 ms added
+            # to every embedding call, a single-text embed 48 ms instead of 3.8 ms. So: no
+            # Nagle on accepted sockets (TCP_NODELAY), and a buffered writer that leaves
+            # headers and body in one send when the request is done (up to 1 MiB).
+            disable_nagle_algorithm = True
+            wbufsize = 1 << 20
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 pass
