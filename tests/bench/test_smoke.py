@@ -48,3 +48,46 @@ def test_unknown_system_is_refused() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 2 and "unknown system 'psychic'" in proc.stderr
+
+
+def _lme_file(path: Path, date: str) -> Path:
+    """Two LongMemEval questions in LoCoMo's format (../shared/data/README.md)."""
+    items = []
+    for n, (kind, code) in enumerate([("single-session-user", 1), ("knowledge-update", 5)]):
+        turns = [
+            {"speaker": "user", "dia_id": "D1:1", "text": f"My bicycle number {n} is red"},
+            {"speaker": "assistant", "dia_id": "D1:2", "text": "Lovely, enjoy the rides"},
+        ]
+        items.append({"sample_id": f"q{n}", "conversation": {
+            "speaker_a": "user", "speaker_b": "assistant",
+            "session_1_date_time": "3:08 pm on 20 May, 2023", "session_1": turns},
+            "qa": [{"question": "What colour is my bicycle?", "answer": "red",
+                    "evidence": ["D1:1"], "category": code, "question_type": kind,
+                    "question_date": date}]})  # fmt: skip
+    path.write_text(json.dumps(items))
+    return path
+
+
+def test_a_longmemeval_file_runs_under_its_own_names(tmp_path: Path) -> None:
+    data = _lme_file(tmp_path / "lme.json", "2023/05/30 (Tue) 03:16")
+    out = tmp_path / "lme-out.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "locomo", "--data", str(data), "--systems",
+         "bm25", "--conversations", "tune", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(out.read_text())
+    assert record["data"]["categories"]["dataset"] == "LongMemEval"
+    assert record["settings"]["half"] == "tune"
+    assert "### LongMemEval run" in proc.stdout and "knowledge-update (5)" in proc.stdout
+    assert "MRR per category:" in proc.stdout and "1-4" not in proc.stdout
+
+    _lme_file(data, "the thirtieth of May")
+    bad = subprocess.run(
+        [sys.executable, "-m", "chitta", "bench", "locomo", "--data", str(data), "--systems",
+         "bm25", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr
+    assert "question 0 of q0" in bad.stderr and "the thirtieth of May" in bad.stderr

@@ -110,8 +110,9 @@ def _fail(exc: ChittaError) -> None:
 )
 @click.option(
     "--conversations",
-    help="Which conversations: the first N, ids (conv-26,conv-30), 'tune' (the five that "
-    "weights may be chosen on) or 'held-out' (the other five).",
+    help="Which conversations: the first N, ids (conv-26,conv-30), 'tune' (those weights "
+    "may be chosen on: LoCoMo's five; in a LongMemEval file a fixed half of each question "
+    "type) or 'held-out' (the rest).",
 )
 @click.option("--k", type=int, default=20, show_default=True, help="Results per question.")
 @click.option(
@@ -153,7 +154,9 @@ def _fail(exc: ChittaError) -> None:
     "are always embedded by the model.",
 )
 def locomo(**opts: Any) -> None:
-    """Recall of gold evidence turns on LoCoMo, per category, for several systems at once."""
+    """Recall of gold evidence turns on LoCoMo (or another file in its format, such as the
+    LongMemEval sample), per category under the dataset's own names, for several systems at
+    once; each question is asked at its question_date when it has one."""
     try:
         _locomo(**opts)
     except ChittaError as exc:
@@ -210,7 +213,8 @@ def _locomo(
         settings={"systems": [s.name for s in systems], "k": k, "smoke": smoke,
                   "strategies": _split(strategy), "ablate": _split(ablate), "fusion": fusion,
                   "triplets": triplets, "store": without_password(store or "sqlite"),
-                  "conversations": [c.sample_id for c in dataset.conversations]},
+                  "conversations": [c.sample_id for c in dataset.conversations],
+                  "half": selection if selection in ("tune", "held-out") else None},
         environment={"commit": environment.git_commit(),
                      "machine": {**environment.machine(), "loadavg_before": load_before,
                                  "loadavg_after": environment.loadavg()},
