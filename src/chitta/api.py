@@ -27,9 +27,10 @@ from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
 from chitta.recall.cued import apply_cue
 from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
-from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.pipeline import recall
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
 from chitta.recall.rerank import fetch_limit, rerank_result
+from chitta.recall.result import RecallResult
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog

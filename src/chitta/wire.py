@@ -14,8 +14,8 @@ from chitta.recall.coverage import safe_ledger
 from chitta.recall.fusion import LaneHit
 from chitta.recall.gate import Turn, normalised_bm25
 from chitta.recall.lanes.corr import CorrectionMatch
-from chitta.recall.pipeline import Decision, Hit, RecallResult
 from chitta.recall.reconstruct import Reconstruction
+from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.store.confidence import Confidence as StoredConfidence
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Scope, Source

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 from chitta.recall.cue_move import move, seats
 from chitta.recall.lanes.base import in_scope
-from chitta.recall.pipeline import Hit, RecallResult
+from chitta.recall.result import Hit, RecallResult
 from chitta.recall.trace import FILTERED
 from chitta.store.base import Store
 from chitta.store.records import Memory

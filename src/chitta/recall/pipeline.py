@@ -3,110 +3,35 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
 from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
-from chitta.recall.calibration import Calibration, Confidence, confidence, max_relevance
+from chitta.recall.calibration import Calibration, confidence, max_relevance
 from chitta.recall.config import MAX_LIMIT, RecallConfig
-from chitta.recall.cue_arm import CueRun, run_cue
-from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
-from chitta.recall.gate import Turn, bm25_ceiling, read_turn
+from chitta.recall.cue_arm import run_cue
+from chitta.recall.fusion import RSF_BOOSTS, Fused, rrf, rsf
+from chitta.recall.gate import bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import rank
-from chitta.recall.rerank import RerankInfo
+from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
 from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
 from chitta.store.base import Store
-from chitta.store.records import Memory, Scope
+from chitta.store.records import Scope
 
-_NO_FACTORS: Mapping[str, float] = MappingProxyType({})
 #: How many fused candidates the maximum relevance is taken over (recall/calibration.py).
 MAXREL_DEPTH = 40
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One recalled memory, each lane that found it, its fused score (``score``: the sum of
-    the lanes' contributions) and its final score after the scoring stage and inhibition."""
-
-    memory: Memory
-    score: float
-    lanes: dict[str, LaneHit]
-    final: float | None = None  # None: not ranked by the pipeline
-    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
-
-    @property
-    def reason(self) -> str:
-        """Why it was admitted: the lanes that brought it, e.g. ``sem+kw``."""
-        return "+".join(self.lanes)
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What became of one fused candidate: ``admitted``, or the cause it was dropped."""
-
-    id: str
-    score: float  # fused
-    lanes: Mapping[str, LaneHit]
-    outcome: str  # admitted | superseded | missing | inhibited | cut (recall/rank.py)
-    final: float | None = None  # after scoring and inhibition; None when not in the pool
-    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """A recall's ranked hits and how it was made (no stored text beyond the hits)."""
-
-    query: str
-    strategy: str
-    scope: Scope
-    hits: tuple[Hit, ...]
-    lanes_run: tuple[str, ...]
-    candidates: int
-    timing_ms: dict[str, float]
-    decisions: tuple[Decision, ...] = ()
-    plan: QueryPlan | None = None  # which query words the lanes were given
-    #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
-    corrections: tuple[CorrectionMatch, ...] = ()
-    #: Does the store know anything about this? (recall/calibration.py; None: no query
-    #: vector, as under the keyword strategy.)
-    confidence: Confidence | None = None
-    #: The query as the admission gate reads it (recall/gate.py).
-    turn: Turn | None = None
-    #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
-    kw_ceiling: float | None = None
-    #: Per hit, the turn's distinctive words it holds, matched as the keyword lane matches.
-    shared: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
-    #: The trace v1 record (recall/trace.py), when the caller asked for one.
-    trace: Mapping[str, Any] | None = None
-    #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
-    rerank: RerankInfo | None = None
-    #: What the time cue did (recall/cue_arm.py, recall/cued.py); None: no cue was given.
-    cue: CueRun | None = None
-    #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
-    bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def dropped(self) -> dict[str, int]:
-        """Candidates not returned, counted by cause."""
-        counts: dict[str, int] = {}
-        for d in self.decisions:
-            if d.outcome not in ("admitted", "seated"):  # seated: returned by a cue seat
-                counts[d.outcome] = counts.get(d.outcome, 0) + 1
-        return counts
 
 
 def recall(

@@ -27,7 +27,7 @@ from chitta.recall.gate import GateSettings, GateView, normalised_bm25, relaxed,
 from chitta.recall.time_cue import POLICY as CUED
 
 if TYPE_CHECKING:
-    from chitta.recall.pipeline import RecallResult
+    from chitta.recall.result import RecallResult
 
 TRACE_VERSION = 1
 #: The recall-process policy without a time cue (seed 002 §1.2).
