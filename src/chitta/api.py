@@ -24,7 +24,6 @@ from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument, DaemonUnavailable
 from chitta.recall import calibration as calib
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
-from chitta.recall.cued import apply_cue
 from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import recall
@@ -35,7 +34,8 @@ from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
 from chitta.recall.shown import ShownLog
-from chitta.recall.time_cue import as_given, parse_time_cue
+from chitta.recall.timecue.apply import apply_cue
+from chitta.recall.timecue.cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
@@ -463,7 +463,7 @@ class Chitta:
         ``trace=True`` adds the trace v1 record (recall/trace.py) and changes nothing else.
         ``time_cue`` says roughly when (seed 002 §2, docs/time-cue.md): a cue that cannot be
         read is refused; a usable one moves returned rows a bounded number of places and adds
-        at most L seats after the count (recall/cued.py).
+        at most L seats after the count (recall/timecue/apply.py).
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")

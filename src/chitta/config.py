@@ -76,7 +76,7 @@ class RecallSwitches:
     #: CHITTA_REPLICATION_MAX: overrides scoring.json's replication cap (0 = off).
     replication_max: float | None = None
     #: CHITTA_RECALL_CUE_TIME_LIMIT_MS: a time cue's revision runs only this soon after the
-    #: recall started (seed 002 §2.7; recall/time_cue.py's CUE_TIME_LIMIT_MS).
+    #: recall started (seed 002 §2.7; recall/timecue/cue.py's CUE_TIME_LIMIT_MS).
     cue_time_limit_ms: int = 1000
 
 

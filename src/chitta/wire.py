@@ -91,7 +91,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     }
     if result.rerank is not None:  # only with a reranker configured (recall/rerank.py)
         out["rerank"] = result.rerank.as_dict()
-    if result.cue is not None:  # only with a time cue (recall/cued.py)
+    if result.cue is not None:  # only with a time cue (recall/timecue/apply.py)
         out["time_cue"] = result.cue.report.as_dict()
     if result.bounded:  # only when a bound cut a lane's work (recall/lanes/graph.py)
         out["bounded"] = dict(result.bounded)

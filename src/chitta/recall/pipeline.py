@@ -14,7 +14,6 @@ from chitta.errors import BadArgument
 from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
 from chitta.recall.calibration import Calibration, confidence, max_relevance
 from chitta.recall.config import MAX_LIMIT, RecallConfig
-from chitta.recall.cue_arm import run_cue
 from chitta.recall.fusion import RSF_BOOSTS, Fused, rrf, rsf
 from chitta.recall.gate import bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
@@ -26,7 +25,8 @@ from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
-from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.recall.timecue.arm import run_cue
+from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS, TimeCue
 from chitta.store.base import Store
 from chitta.store.records import Scope
 
@@ -58,7 +58,7 @@ def recall(
     ``calibration`` turns the maximum relevance into the result's ``confidence``.
     ``time_cue`` runs the cue arm beside the lanes (seed 002 §2; its revision only within
     ``cue_time_limit_ms`` of the start); it changes nothing here: what it does to the answer
-    comes after the count (recall/cued.py).
+    comes after the count (recall/timecue/apply.py).
     """
     if not query.strip():
         raise BadArgument("query is empty")

@@ -13,11 +13,11 @@ from types import MappingProxyType
 from typing import Any
 
 from chitta.recall.calibration import Confidence
-from chitta.recall.cue_arm import CueRun
 from chitta.recall.fusion import LaneHit
 from chitta.recall.gate import Turn
 from chitta.recall.lanes.corr import CorrectionMatch
 from chitta.recall.query import QueryPlan
+from chitta.recall.timecue.arm import CueRun
 from chitta.store.records import Memory, Scope
 
 _NO_FACTORS: Mapping[str, float] = MappingProxyType({})
@@ -80,7 +80,7 @@ class RecallResult:
     trace: Mapping[str, Any] | None = None
     #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
     rerank: RerankInfo | None = None
-    #: What the time cue did (recall/cue_arm.py, recall/cued.py); None: no cue was given.
+    #: What the time cue did (recall/timecue/arm.py, apply.py); None: no cue was given.
     cue: CueRun | None = None
     #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
     bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))

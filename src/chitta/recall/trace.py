@@ -24,7 +24,7 @@ from chitta.config import DEFAULT_REALM
 from chitta.recall.calibration import Calibration
 from chitta.recall.coverage import safe_ledger
 from chitta.recall.gate import GateSettings, GateView, normalised_bm25, relaxed, row_lane
-from chitta.recall.time_cue import POLICY as CUED
+from chitta.recall.timecue.cue import POLICY as CUED
 
 if TYPE_CHECKING:
     from chitta.recall.result import RecallResult

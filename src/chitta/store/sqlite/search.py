@@ -116,7 +116,7 @@ class Search(Indexes):
             start, batch = start + batch, batch * 2
         return hits[:limit]
 
-    # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
+    # --- the time cue's period (recall/timecue/arm.py; seed 002 §2.2, §2.10) ----------------
 
     def scope_oldest(self, scope: Scope) -> int | None:
         """When the scope's oldest live record happened (store/portable.py)."""
