@@ -25,7 +25,7 @@ from chitta.errors import (
     TripletNotFound,
     UnknownKind,
 )
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
 from chitta.recall.fusion import LaneHit
 from chitta.recall.reconstruct import Item, Reconstruction
 from chitta.recall.result import Hit, RecallResult

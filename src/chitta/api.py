@@ -22,9 +22,9 @@ from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument, DaemonUnavailable
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
+from chitta.recall.confidence.gate import GateSettings
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
-from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
 from chitta.recall.pipeline import recall
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within

@@ -11,11 +11,11 @@ import numpy as np
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
-from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
-from chitta.recall.calibration import Calibration, confidence, max_relevance
+from chitta.recall.confidence.calibration import DEFAULT as DEFAULT_CALIBRATION
+from chitta.recall.confidence.calibration import Calibration, confidence, max_relevance
+from chitta.recall.confidence.gate import bm25_ceiling, read_turn
 from chitta.recall.config import MAX_LIMIT, RecallConfig
 from chitta.recall.fusion import RSF_BOOSTS, Fused, rrf, rsf
-from chitta.recall.gate import bm25_ceiling, read_turn
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
@@ -30,7 +30,7 @@ from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS, TimeCue
 from chitta.store.base import Store
 from chitta.store.records import Scope
 
-#: How many fused candidates the maximum relevance is taken over (recall/calibration.py).
+#: How many fused candidates the maximum relevance is taken over (recall/confidence/calibration.py).
 MAXREL_DEPTH = 40
 
 

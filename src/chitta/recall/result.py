@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from chitta.recall.calibration import Confidence
+from chitta.recall.confidence.calibration import Confidence
+from chitta.recall.confidence.gate import Turn
 from chitta.recall.fusion import LaneHit
-from chitta.recall.gate import Turn
 from chitta.recall.lanes.corr import CorrectionMatch
 from chitta.recall.query import QueryPlan
 from chitta.recall.timecue.arm import CueRun
@@ -67,10 +67,10 @@ class RecallResult:
     plan: QueryPlan | None = None  # which query words the lanes were given
     #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
     corrections: tuple[CorrectionMatch, ...] = ()
-    #: Does the store know anything about this? (recall/calibration.py; None: no query
+    #: Does the store know anything about this? (recall/confidence/calibration.py; None: no query
     #: vector, as under the keyword strategy.)
     confidence: Confidence | None = None
-    #: The query as the admission gate reads it (recall/gate.py).
+    #: The query as the admission gate reads it (recall/confidence/gate.py).
     turn: Turn | None = None
     #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
     kw_ceiling: float | None = None

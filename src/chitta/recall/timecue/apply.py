@@ -10,7 +10,7 @@ reranker, when one runs) has decided the returned rows, :func:`apply_cue`
    that the answer does not hold and that were not refused. chitta's refusals are the
    store's filters (superseded, forgotten or deleted: the decisions ``superseded`` and
    ``missing``); it has no autocut, and its admission gate judges the returned rows at the
-   edge (recall/gate.py), seats included. A seat may be a record the count cut (outcome
+   edge (recall/confidence/gate.py), seats included. A seat may be a record the count cut (outcome
    ``cut``, ``inhibited`` or ``reranked``, which becomes ``seated``) or one no lane reached.
 
 So the rows the count returned are exactly those of the recall without the cue, reordered,
