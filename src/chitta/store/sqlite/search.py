@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from chitta.store import portable
+from chitta.store.assessment import AssessmentReads, AssessmentRequest
 from chitta.store.conditions import TIME
 from chitta.store.records import Scope
 from chitta.store.sqlite import keywords
@@ -86,6 +87,19 @@ class Search(Indexes):
         """The statistics :meth:`keyword_search` scores ``realm`` with: its live memories, and
         how many of them hold each term."""
         return keywords.frequencies(self._query, self._rows(), terms, [realm])
+
+    def assessment_reads(self, request: AssessmentRequest) -> AssessmentReads:
+        """The assessment stage's three reads (store/assessment.py), one after another: each
+        is answered from the in-process indexes or the file as its own method answers it."""
+        size, df = None, {}
+        if request.frequencies is not None:
+            size, df = self.keyword_frequencies(request.frequencies, request.realm)
+        return AssessmentReads(
+            vectors=self.vectors_for(request.vectors) if request.vectors else {},
+            matches=self.term_matches(request.terms, request.holders),
+            size=size,
+            df=df,
+        )
 
     def _rows(self) -> keywords.Rows:
         """The keyword search's view of the live memories, brought up to date with the file."""
