@@ -25,10 +25,10 @@ from chitta.errors import (
     TripletNotFound,
     UnknownKind,
 )
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
 from chitta.recall.fusion import LaneHit
-from chitta.recall.pipeline import Hit, RecallResult
 from chitta.recall.reconstruct import Item, Reconstruction
+from chitta.recall.result import Hit, RecallResult
 from chitta.relations.analogy import Analogy
 from chitta.relations.service import Added, Invalidated
 from chitta.remote import DaemonChitta

@@ -118,3 +118,39 @@ def test_nothing_outside_the_store_catches_sqlites_errors() -> None:
         and "sqlite3" in ast.unparse(node.type)
     ]
     assert not bad, bad
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_cycles(layer: str) -> list[list[str]]:
+    """The cycles among ``layer``'s modules, counting every import (those under
+    ``TYPE_CHECKING`` and inside functions too): each as the path of modules around it."""
+    names = {_module_name(path): path for path in modules(layer)}
+    graph = {
+        name: sorted(m for m in modules_imported(path) if m in names and m != name)
+        for name, path in names.items()
+    }
+    cycles, done = [], set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycles.append([*path[path.index(name) :], name])
+            return
+        if name in done:
+            return
+        for nxt in graph[name]:
+            visit(nxt, [*path, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    return cycles
+
+
+def test_the_recall_modules_import_one_another_without_a_cycle() -> None:
+    """The records a recall returns (recall/result.py) sit below every stage that builds or
+    reads them, so that no stage imports back the one that imports it."""
+    assert not import_cycles("recall"), import_cycles("recall")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chitta.api import Chitta, Remembered
-from chitta.recall.pipeline import RecallResult
+from chitta.recall.result import RecallResult
 from chitta.relations.analogy import Analogy
 from chitta.relations.service import triplet_from_dict, triplet_to_dict
 from chitta.store.records import Source

@@ -22,19 +22,20 @@ from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument, DaemonUnavailable
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
+from chitta.recall.confidence.gate import GateSettings
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
-from chitta.recall.cued import apply_cue
-from chitta.recall.gate import GateSettings
 from chitta.recall.observe import admit_lines, profile_line
-from chitta.recall.pipeline import RecallResult, recall
+from chitta.recall.pipeline import recall
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
 from chitta.recall.rerank import fetch_limit, rerank_result
+from chitta.recall.result import RecallResult
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig, load_scoring
 from chitta.recall.session import MAX_SHOWN, SessionLog
 from chitta.recall.shown import ShownLog
-from chitta.recall.time_cue import as_given, parse_time_cue
+from chitta.recall.timecue.apply import apply_cue
+from chitta.recall.timecue.cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
@@ -463,7 +464,7 @@ class Chitta:
         ``trace=True`` adds the trace v1 record (recall/trace.py) and changes nothing else.
         ``time_cue`` says roughly when (seed 002 §2, docs/time-cue.md): a cue that cannot be
         read is refused; a usable one moves returned rows a bounded number of places and adds
-        at most L seats after the count (recall/cued.py).
+        at most L seats after the count (recall/timecue/apply.py).
         ``now`` is when the question is asked (ISO 8601 or epoch ms; default: the clock): the
         time the recency factor and the time cue read, so a relative cue such as last week
         counts back from it. The access history is still recorded at the clock's time.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from chitta.errors import BadArgument, BadConfig
 from chitta.homes import default_home
-from chitta.recall.gate import KW_SINGLE_TOKEN_MIN, GateSettings
+from chitta.recall.confidence.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
 from chitta.scope import RealmChoice, resolve_realm
 from chitta.store.backends import is_database_url, location_key, without_password
@@ -76,7 +76,7 @@ class RecallSwitches:
     #: CHITTA_REPLICATION_MAX: overrides scoring.json's replication cap (0 = off).
     replication_max: float | None = None
     #: CHITTA_RECALL_CUE_TIME_LIMIT_MS: a time cue's revision runs only this soon after the
-    #: recall started (seed 002 §2.7; recall/time_cue.py's CUE_TIME_LIMIT_MS).
+    #: recall started (seed 002 §2.7; recall/timecue/cue.py's CUE_TIME_LIMIT_MS).
     cue_time_limit_ms: int = 1000
 
 
@@ -120,7 +120,7 @@ class Settings:
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     recall: RecallSwitches = field(default_factory=RecallSwitches)
     rerank: RerankSettings = field(default_factory=RerankSettings)
-    #: The admission gate's switches (recall/gate.py), for the hook and the MCP gateway.
+    #: The admission gate's switches (recall/confidence/gate.py), for the hook and the MCP gateway.
     gate: GateSettings = field(default_factory=GateSettings)
     log_level: str = "WARNING"
     socket: Path | None = None  # CHITTA_SOCKET_PATH; None: <home>/chitta.sock
@@ -325,8 +325,9 @@ def _cwd() -> Path | None:
 
 
 def gate_settings(environ: Mapping[str, str] | None = None) -> GateSettings:
-    """The admission gate's switches (recall/gate.py): CHITTA_UNKNOWN_SILENCE (default 1) and
-    CHITTA_KW_SINGLE_TOKEN_MIN (default 60, on the 0-100 scale of gate.normalised_bm25)."""
+    """The admission gate's switches (recall/confidence/gate.py): CHITTA_UNKNOWN_SILENCE
+    (default 1) and CHITTA_KW_SINGLE_TOKEN_MIN (default 60, on the 0-100 scale of
+    gate.normalised_bm25)."""
     env = os.environ if environ is None else environ
     minimum = _float(env, "KW_SINGLE_TOKEN_MIN", KW_SINGLE_TOKEN_MIN)
     if not 0 <= minimum <= 100:

@@ -19,9 +19,9 @@ from chitta.config import DEFAULT_REALM
 from chitta.daemon.client import DaemonClient
 from chitta.errors import BadArgument, InProcessOnly, MemoryNotFound
 from chitta.ops import OPERATIONS
-from chitta.recall import calibration as calib
-from chitta.recall.pipeline import RecallResult
+from chitta.recall.confidence import calibration as calib
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
+from chitta.recall.result import RecallResult
 from chitta.relations.analogy import Analogy
 from chitta.relations.service import Added, Invalidated, triplet_from_dict
 from chitta.store.kinds import Kind

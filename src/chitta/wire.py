@@ -9,13 +9,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from chitta.errors import BadArgument
-from chitta.recall.calibration import Confidence
-from chitta.recall.coverage import safe_ledger
+from chitta.recall.confidence.calibration import Confidence
+from chitta.recall.confidence.coverage import safe_ledger
+from chitta.recall.confidence.gate import Turn, normalised_bm25
 from chitta.recall.fusion import LaneHit
-from chitta.recall.gate import Turn, normalised_bm25
 from chitta.recall.lanes.corr import CorrectionMatch
-from chitta.recall.pipeline import Decision, Hit, RecallResult
 from chitta.recall.reconstruct import Reconstruction
+from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.store.confidence import Confidence as StoredConfidence
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Scope, Source
@@ -91,7 +91,7 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     }
     if result.rerank is not None:  # only with a reranker configured (recall/rerank.py)
         out["rerank"] = result.rerank.as_dict()
-    if result.cue is not None:  # only with a time cue (recall/cued.py)
+    if result.cue is not None:  # only with a time cue (recall/timecue/apply.py)
         out["time_cue"] = result.cue.report.as_dict()
     if result.bounded:  # only when a bound cut a lane's work (recall/lanes/graph.py)
         out["bounded"] = dict(result.bounded)
@@ -105,7 +105,8 @@ def reconstruction_to_dict(rec: Reconstruction) -> dict[str, Any]:
     whose ``recall`` is the recall's and whose ``coverage`` is over the records cited."""
     out = rec.as_dict()
     result = rec.recall
-    # What the admission gate needs of each item, as a recall's hits carry it (recall/gate.py).
+    # What the admission gate needs of each item, as a recall's hits carry it
+    # (recall/confidence/gate.py).
     hits = {h.memory.id: h for h in result.hits}
     for item in out["items"]:
         hit = hits[item["ref"]]

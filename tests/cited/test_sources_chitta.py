@@ -3,7 +3,8 @@ UNKNOWN, several realms, another store file (opened here, missing, locked, serve
 daemon), and no access history recorded.
 
 The realms stay under 20 memories, so every word of a query that is not a stop word is
-distinctive (recall/gate.py), as in tests/daemon/test_mcp_gate.py whose memories these are.
+distinctive (recall/confidence/gate.py), as in tests/daemon/test_mcp_gate.py whose memories
+these are.
 """
 
 from __future__ import annotations

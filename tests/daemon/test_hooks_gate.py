@@ -1,4 +1,4 @@
-"""The admission gate (recall/gate.py) as `chitta hook prompt` applies it, against a real
+"""The admission gate (recall/confidence/gate.py) as `chitta hook prompt` applies it, against a real
 daemon: the band stated in the context, which lanes' rows an UNKNOWN prompt keeps, the
 terse negation, the settings, the debug lines and the small-realm relaxation.
 
@@ -23,7 +23,7 @@ import pytest
 
 from chitta.daemon.client import DaemonClient
 from chitta.hooks.lanes import HYB_LIMIT
-from chitta.recall.gate import RELAX_MIN_RAW
+from chitta.recall.confidence.gate import RELAX_MIN_RAW
 
 DEMO, GARDEN, DEFAULT = "demo", "garden", "default"
 SESSION, GARDEN_SESSION = "s-demo", "s-garden"

@@ -1,5 +1,5 @@
-"""The MCP recall gateway's admission gate (recall/gate.py gate_reply), through the SDK's own
-stdio client against a real `python -m chitta mcp` and a real daemon.
+"""The MCP recall gateway's admission gate (recall/confidence/gate.py gate_reply), through the
+SDK's own stdio client against a real `python -m chitta mcp` and a real daemon.
 
 One daemon serves the module (the MCP servers find it on the socket). Its realms stay under 20
 memories, so every word of a query that is not a stop word is distinctive.

@@ -18,7 +18,7 @@ from chitta.api import Chitta
 from chitta.recall.lanes.base import LaneContext
 from chitta.recall.lanes.kw import KeywordLane, query_terms
 from chitta.recall.lanes.tag import TagLane
-from chitta.recall.pipeline import RecallResult
+from chitta.recall.result import RecallResult
 from chitta.store.base import Store
 from chitta.store.confidence import Confidence
 from chitta.store.ids import new_id

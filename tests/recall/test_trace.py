@@ -17,7 +17,7 @@ from chitta.bench.confirm import (
     confirm,
     distribution,
 )
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
 from chitta.transfer import import_jsonl
 from chitta.wire import result_to_dict
 
@@ -129,7 +129,8 @@ def test_forcing_the_gate_high_is_a_filter_drop(chitta: Chitta, filled) -> None:
 
 
 def test_the_trace_judges_rows_as_the_gateway_does(chitta: Chitta, filled) -> None:
-    # Semantic rows under UNKNOWN are silenced outright, shared words or not (recall/gate.py).
+    # Semantic rows under UNKNOWN are silenced outright, shared words or not
+    # (recall/confidence/gate.py).
     chitta.set_calibration(calib.Calibration(a=9.8, b=-6.2, threshold=0.99, source="forced"))
     result = chitta.recall("kafka retention", realm="ops", limit=2, strategy="semantic",
                            trace=True)  # fmt: skip

@@ -25,8 +25,8 @@ from chitta.bench.runner import realm_for
 from chitta.bench.score import score
 from chitta.config import DEFAULT_REALM
 from chitta.errors import BadArgument
-from chitta.recall import calibration as calib
-from chitta.recall.gate import GateSettings, Turn, admit, relaxed
+from chitta.recall.confidence import calibration as calib
+from chitta.recall.confidence.gate import GateSettings, Turn, admit, relaxed
 
 #: Unanswerable questions asked of each store (a fixed, seeded sample of those eligible).
 PER_STORE = 150

@@ -47,7 +47,7 @@ class AbstainSettings:
     min_chunks: int = 2
     min_top_score: float = 0.3
     #: chitta's own rule beside the seed's: when only chitta stores returned anything and
-    #: every one of them says UNKNOWN (recall/calibration.py), abstain.
+    #: every one of them says UNKNOWN (recall/confidence/calibration.py), abstain.
     respect_band: bool = True
 
 

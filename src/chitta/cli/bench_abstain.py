@@ -72,7 +72,7 @@ def _abstain(
     from chitta.bench.systems.chitta import ChittaStore
     from chitta.config import EmbedSettings
     from chitta.embed.loader import build_embedder
-    from chitta.recall import calibration as calib
+    from chitta.recall.confidence import calibration as calib
     from chitta.wire import result_to_dict
 
     if per_store < 1:

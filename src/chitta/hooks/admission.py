@@ -2,7 +2,7 @@
 
 Seed 000: the hybrid lane's reply carries the calibrated maximum relevance; the hook bins it
 into KNOWN or UNKNOWN, states it to the model in words, and applies the silencing rules of
-recall/gate.py to every lane's rows. ``CHITTA_ADMIT_DEBUG=1`` prints one line per row on
+recall/confidence/gate.py to every lane's rows. ``CHITTA_ADMIT_DEBUG=1`` prints one line per row on
 stderr: lane, confidence, band, whether the small-realm relaxation applied, the verdict.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from chitta.config import DEFAULT_REALM
 from chitta.hooks.calls import Outcome
-from chitta.recall.gate import (
+from chitta.recall.confidence.gate import (
     GateSettings,
     GateView,
     Turn,

@@ -19,7 +19,7 @@ from chitta.hooks.lanes import HYB_LIMIT, LANES, Ask, lane_calls
 from chitta.hooks.output import hook_output
 from chitta.hooks.render import TAG, Merge, merge, summary
 from chitta.hooks.run import HookRun
-from chitta.recall.gate import is_terse_negation
+from chitta.recall.confidence.gate import is_terse_negation
 
 # The most prompt text sent as the query is recall's limit on a query: a hook cuts a longer
 # prompt there rather than be refused (it never fails the user's turn).

@@ -92,8 +92,9 @@ def merge(
     shown: Collection[str] = (),
 ) -> Merge:
     """Admit each lane's rows in lane order, each memory once (the first lane wins), as far
-    as ``gate`` lets them through (recall/gate.py), and none that the session was ``shown``
-    already or that is the session's own recorded answer; a lane with no call was skipped."""
+    as ``gate`` lets them through (recall/confidence/gate.py), and none that the session was
+    ``shown`` already or that is the session's own recorded answer; a lane with no call was
+    skipped."""
     by_call = {o.name: o for o in outcomes}
     out = Merge()
     seen: set[str] = set()

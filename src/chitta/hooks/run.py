@@ -24,7 +24,7 @@ from chitta.daemon.client import daemon_answers
 from chitta.errors import ChittaError, InputError, WriteFailed
 from chitta.hooks.config import HookSettings, load_hook_settings, realm_for
 from chitta.hooks.render import TAG, clip
-from chitta.recall.gate import GateSettings
+from chitta.recall.confidence.gate import GateSettings
 
 log = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from chitta.mcp.reply import lean, now_ms
 from chitta.mcp.stdio import stdio_streams
 from chitta.ops import OPERATIONS, Operation, check_params, given
 from chitta.ops.spec import with_realm
-from chitta.recall.gate import gate_reply
+from chitta.recall.confidence.gate import gate_reply
 from chitta.scope import DEFAULT_REALM, RealmChoice, resolve_realm
 
 log = logging.getLogger(__name__)

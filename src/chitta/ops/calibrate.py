@@ -1,5 +1,5 @@
 """The ``calibrate`` operation: fit how sure recall is that the store knows the answer
-(recall/calibration.py), show the fit, or forget it."""
+(recall/confidence/calibration.py), show the fit, or forget it."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def _calibrate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
-    from chitta.recall import calibration as calib
-    from chitta.recall import golden as gold
+    from chitta.recall.confidence import calibration as calib
+    from chitta.recall.confidence import golden as gold
 
     threshold, display_only = p.get("threshold"), p.get("display_only", False)
     if p.get("from_run"):
@@ -85,7 +85,7 @@ def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
 
 def report(fit: Any, pairs: list | None) -> dict[str, Any]:
     """The calibration in use and, after a fit, how well it fits the queries it came from."""
-    from chitta.recall import calibration as calib
+    from chitta.recall.confidence import calibration as calib
 
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:

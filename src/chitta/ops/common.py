@@ -7,7 +7,7 @@ from pathlib import Path
 from chitta.errors import BadArgument
 from chitta.ops.spec import Context, Param
 from chitta.recall.config import MAX_LIMIT, PRESETS
-from chitta.recall.time_cue import CONFIDENCES, LONG_AGO, UNIT_MS
+from chitta.recall.timecue.cue import CONFIDENCES, LONG_AGO, UNIT_MS
 from chitta.validate import (
     MAX_ID_CHARS,
     MAX_QUERY_CHARS,
@@ -42,7 +42,7 @@ TRACE = Param("trace", "flag", "Add the recall trace (no text).",
 #: MCP only: the reply's details for an agent that wants them (mcp/reply.py).
 VERBOSE = Param("verbose", "flag", "Full reply: lane ranks, scores, gate drops.",
                 default=False, cli=False)  # fmt: skip
-#: The time cue's fields as recall/time_cue.py reads them.
+#: The time cue's fields as recall/timecue/cue.py reads them.
 TIME_CUE_SHAPE = {
     "type": "object",
     "properties": {

@@ -5,7 +5,7 @@ Ids, lanes, ranks, scores and timings only — never stored text (memories are p
 
 from __future__ import annotations
 
-from chitta.recall.pipeline import RecallResult
+from chitta.recall.result import RecallResult
 
 
 def profile_line(result: RecallResult) -> str:

@@ -3,110 +3,42 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any
 
 import numpy as np
 
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
-from chitta.recall.calibration import DEFAULT as DEFAULT_CALIBRATION
-from chitta.recall.calibration import Calibration, Confidence, confidence, max_relevance
+from chitta.recall.confidence.calibration import DEFAULT as DEFAULT_CALIBRATION
+from chitta.recall.confidence.calibration import (
+    Calibration,
+    Confidence,
+    confidence,
+    max_relevance,
+)
+from chitta.recall.confidence.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.config import MAX_LIMIT, RecallConfig
-from chitta.recall.cue_arm import CueRun, run_cue
-from chitta.recall.fusion import RSF_BOOSTS, Fused, LaneHit, rrf, rsf
-from chitta.recall.gate import Turn, bm25_ceiling, read_turn
+from chitta.recall.fusion import RSF_BOOSTS, Fused, rrf, rsf
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import rank
-from chitta.recall.rerank import RerankInfo
+from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
-from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.recall.timecue.arm import run_cue
+from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.store.assessment import AssessmentRequest
 from chitta.store.base import Store
-from chitta.store.records import Memory, Scope
+from chitta.store.records import Scope
+from chitta.store.terms import TermStats
 
-_NO_FACTORS: Mapping[str, float] = MappingProxyType({})
-#: How many fused candidates the maximum relevance is taken over (recall/calibration.py).
+#: How many fused candidates the maximum relevance is taken over (recall/confidence/calibration.py).
 MAXREL_DEPTH = 40
-
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One recalled memory, each lane that found it, its fused score (``score``: the sum of
-    the lanes' contributions) and its final score after the scoring stage and inhibition."""
-
-    memory: Memory
-    score: float
-    lanes: dict[str, LaneHit]
-    final: float | None = None  # None: not ranked by the pipeline
-    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
-
-    @property
-    def reason(self) -> str:
-        """Why it was admitted: the lanes that brought it, e.g. ``sem+kw``."""
-        return "+".join(self.lanes)
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What became of one fused candidate: ``admitted``, or the cause it was dropped."""
-
-    id: str
-    score: float  # fused
-    lanes: Mapping[str, LaneHit]
-    outcome: str  # admitted | superseded | missing | inhibited | cut (recall/rank.py)
-    final: float | None = None  # after scoring and inhibition; None when not in the pool
-    factors: Mapping[str, float] = field(default_factory=lambda: _NO_FACTORS)
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """A recall's ranked hits and how it was made (no stored text beyond the hits)."""
-
-    query: str
-    strategy: str
-    scope: Scope
-    hits: tuple[Hit, ...]
-    lanes_run: tuple[str, ...]
-    candidates: int
-    timing_ms: dict[str, float]
-    decisions: tuple[Decision, ...] = ()
-    plan: QueryPlan | None = None  # which query words the lanes were given
-    #: Corrections the query names (the keyed ``corr`` lookup): beside the hits, never cut.
-    corrections: tuple[CorrectionMatch, ...] = ()
-    #: Does the store know anything about this? (recall/calibration.py; None: no query
-    #: vector, as under the keyword strategy.)
-    confidence: Confidence | None = None
-    #: The query as the admission gate reads it (recall/gate.py).
-    turn: Turn | None = None
-    #: The most BM25 the keyword terms can reach, to normalise ``kw`` raw scores (gate.py).
-    kw_ceiling: float | None = None
-    #: Per hit, the turn's distinctive words it holds, matched as the keyword lane matches.
-    shared: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
-    #: The trace v1 record (recall/trace.py), when the caller asked for one.
-    trace: Mapping[str, Any] | None = None
-    #: What the cross-encoder stage did (recall/rerank.py); None: no reranker configured.
-    rerank: RerankInfo | None = None
-    #: What the time cue did (recall/cue_arm.py, recall/cued.py); None: no cue was given.
-    cue: CueRun | None = None
-    #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
-    bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-
-    @property
-    def dropped(self) -> dict[str, int]:
-        """Candidates not returned, counted by cause."""
-        counts: dict[str, int] = {}
-        for d in self.decisions:
-            if d.outcome not in ("admitted", "seated"):  # seated: returned by a cue seat
-                counts[d.outcome] = counts.get(d.outcome, 0) + 1
-        return counts
 
 
 def recall(
@@ -133,7 +65,7 @@ def recall(
     ``calibration`` turns the maximum relevance into the result's ``confidence``.
     ``time_cue`` runs the cue arm beside the lanes (seed 002 §2; its revision only within
     ``cue_time_limit_ms`` of the start); it changes nothing here: what it does to the answer
-    comes after the count (recall/cued.py).
+    comes after the count (recall/timecue/apply.py).
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -147,60 +79,17 @@ def recall(
         query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
     )
     timing["plan"] = _ms_since(start)
-    # The query is embedded on another thread while the lanes that read no vector run:
-    # onnxruntime and SQLite both release the GIL, so the two overlap.
-    embedding = None
-    if any(lane.name in NEEDS_VECTOR for lane in lanes):
-        embedding = _EMBEDDER_THREADS.submit(_embed, embedder, plan, timing)
     ctx = LaneContext(
         query, plan.terms, None, scope, config.depth(limit), store, common=plan.common,
         session=session.name if session else None,
         primed=session.primed if session else (), topics=session.topics if session else (),
     )  # fmt: skip
-    first = [lane for lane in lanes if not lane.derived]
-    rankings = _run_lanes([lane for lane in first if lane.name not in NEEDS_VECTOR], ctx, timing)
-    whole = None  # the whole query's vector, for the maximum relevance
-    if embedding is not None:
-        vector, whole = embedding.result()
-        ctx = replace(ctx, query_vector=vector)
-        rankings |= _run_lanes([lane for lane in first if lane.name in NEEDS_VECTOR], ctx, timing)
-    rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
-    derived = [lane for lane in lanes if lane.derived]
-    if derived:
-        # The derived lanes work outward from what the others found: fuse those first.
-        found = [f for f in _fuse(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
-        seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
-        rankings |= _run_lanes(derived, seeded, timing)
-    t = time.perf_counter()
-    fused = _fuse(config, rankings, ctx)
-    timing["fuse"] = _ms_since(t)
+    gathered = _gather(embedder, plan, lanes, config, ctx, timing)
+    ctx = gathered.ctx
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    ranked = rank(store, fused, limit=limit, config=config, scoring=scoring,
-                  include_superseded=include_superseded, now_ms=now, timing=timing,
-                  load=ctx.memories)  # fmt: skip
-    hits = [
-        Hit(memory=r.memory, score=r.fused.score, lanes=dict(r.fused.lanes), final=r.final,
-            factors=r.factors)
-        for r in ranked
-        if r.outcome == "admitted" and r.memory is not None
-    ]  # fmt: skip
-    decisions = [
-        Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
-        for r in ranked
-    ]  # fmt: skip
+    ranking = _rank(gathered, config, limit, scoring, include_superseded, now, timing)
     t = time.perf_counter()
-    sure = None if whole is None else confidence(_max_relevance(ctx, fused, whole), calibration)
-    turn = read_turn(query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm),
-                     config.common_fraction)  # fmt: skip
-    # The words as the keyword lane matches them (stems, accents folded), for the gate.
-    matched = store.term_matches(turn.distinctive, [h.memory.id for h in hits])
-    shared = {h.memory.id: tuple(w for w in turn.distinctive
-                                 if w in matched.get(h.memory.id, ())) for h in hits}  # fmt: skip
-    ceiling = None
-    if "kw" in rankings:  # only a keyword lane's scores are put on the 0-100 scale
-        # With the statistics the lane scored by: the realm's (store/sqlite/keywords.py).
-        n, df = store.keyword_frequencies(ctx.terms, scope.realm)
-        ceiling = bm25_ceiling(ctx.terms, lambda w: df.get(w, 0), n)
+    assessed = _assess(gathered, ranking, stats, config, calibration)
     timing["confidence"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:
@@ -219,20 +108,152 @@ def recall(
         query=query,
         strategy=config.name,
         scope=scope,
-        hits=tuple(hits),
+        hits=ranking.hits,
         lanes_run=tuple(lane.name for lane in lanes),
-        candidates=len(fused),
+        candidates=len(ranking.fused),
         timing_ms=timing,
-        decisions=tuple(decisions),
+        decisions=ranking.decisions,
         plan=plan,
         corrections=corrections,
-        confidence=sure,
-        turn=turn,
-        kw_ceiling=ceiling,
-        shared=MappingProxyType(shared),
+        confidence=assessed.confidence,
+        turn=assessed.turn,
+        kw_ceiling=assessed.ceiling,
+        shared=MappingProxyType(assessed.shared),
         cue=cue,
         bounded=MappingProxyType(dict(ctx.notes)),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """What the lanes found: each lane's ranking in the configured order, the context the
+    lanes ran in (with the query vector once embedded), and the whole query's vector (for
+    the maximum relevance; None when no lane reads a vector)."""
+
+    ctx: LaneContext
+    rankings: dict[str, list[tuple[str, float]]]
+    whole: np.ndarray | None
+
+
+def _gather(
+    embedder: Embedder,
+    plan: QueryPlan,
+    lanes: list[Lane],
+    config: RecallConfig,
+    ctx: LaneContext,
+    timing: dict[str, float],
+) -> Gathered:
+    """Gather: the lanes that search from the query, then the derived lanes, which start
+    from what the first ones found."""
+    # The query is embedded on another thread while the lanes that read no vector run:
+    # onnxruntime and SQLite both release the GIL, so the two overlap.
+    embedding = None
+    if any(lane.name in NEEDS_VECTOR for lane in lanes):
+        embedding = _EMBEDDER_THREADS.submit(_embed, embedder, plan, timing)
+    first = [lane for lane in lanes if not lane.derived]
+    rankings = _run_lanes([lane for lane in first if lane.name not in NEEDS_VECTOR], ctx, timing)
+    whole = None  # the whole query's vector, for the maximum relevance
+    if embedding is not None:
+        vector, whole = embedding.result()
+        ctx = replace(ctx, query_vector=vector)
+        rankings |= _run_lanes([lane for lane in first if lane.name in NEEDS_VECTOR], ctx, timing)
+    rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
+    derived = [lane for lane in lanes if lane.derived]
+    if derived:
+        # The derived lanes work outward from what the others found: fuse those first.
+        found = [f for f in _fuse(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
+        seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
+        rankings |= _run_lanes(derived, seeded, timing)
+    return Gathered(ctx, rankings, whole)
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The lanes' rankings fused, and what the rank stage made of every candidate: the hits
+    it admitted, best first, and one decision per fused candidate."""
+
+    fused: list[Fused]
+    hits: tuple[Hit, ...]
+    decisions: tuple[Decision, ...]
+
+
+def _rank(
+    gathered: Gathered,
+    config: RecallConfig,
+    limit: int,
+    scoring: ScoringConfig,
+    include_superseded: bool,
+    now_ms: int,
+    timing: dict[str, float],
+) -> Ranking:
+    """Rank: fuse the lanes' rankings, then score, inhibit and cut them (recall/rank.py)."""
+    ctx = gathered.ctx
+    t = time.perf_counter()
+    fused = _fuse(config, gathered.rankings, ctx)
+    timing["fuse"] = _ms_since(t)
+    ranked = rank(ctx.store, fused, limit=limit, config=config, scoring=scoring,
+                  include_superseded=include_superseded, now_ms=now_ms, timing=timing,
+                  load=ctx.memories)  # fmt: skip
+    hits = tuple(
+        Hit(memory=r.memory, score=r.fused.score, lanes=dict(r.fused.lanes), final=r.final,
+            factors=r.factors)
+        for r in ranked
+        if r.outcome == "admitted" and r.memory is not None
+    )  # fmt: skip
+    decisions = tuple(
+        Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
+        for r in ranked
+    )  # fmt: skip
+    return Ranking(fused, hits, decisions)
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """What the assessment stage says of a ranked recall (RecallResult's fields of the same
+    meaning: ``confidence``, ``turn``, ``shared``, ``kw_ceiling``)."""
+
+    confidence: Confidence | None
+    turn: Turn
+    shared: dict[str, tuple[str, ...]]
+    ceiling: float | None
+
+
+def _assess(
+    gathered: Gathered,
+    ranking: Ranking,
+    stats: TermStats,
+    config: RecallConfig,
+    calibration: Calibration,
+) -> Assessment:
+    """Assess: what confidence and the admission gate need, read of the store in one call
+    (:meth:`Store.assessment_reads`): the first candidates' vectors for the maximum
+    relevance, the turn's distinctive words each hit holds, and the keyword statistics."""
+    ctx, whole, hits = gathered.ctx, gathered.whole, ranking.hits
+    realm = ctx.scope.realm
+    turn = read_turn(ctx.query, lambda w: stats.df(realm, w), stats.size(realm),
+                     config.common_fraction)  # fmt: skip
+    kw = "kw" in gathered.rankings  # only a keyword lane's scores are put on the 0-100 scale
+    relevant = [] if whole is None else _relevance_ids(ctx, ranking.fused)
+    reads = ctx.store.assessment_reads(AssessmentRequest(
+        realm,
+        vectors=relevant,
+        # The words as the keyword lane matches them (stems, accents folded), for the gate.
+        terms=turn.distinctive,
+        holders=[h.memory.id for h in hits],
+        # With the statistics the lane scored by: the realm's (store/sqlite/keywords.py).
+        frequencies=ctx.terms if kw else None,
+    ))  # fmt: skip
+    sure = None
+    if whole is not None:
+        vectors = [reads.vectors[i] for i in relevant if i in reads.vectors]
+        sure = confidence(max_relevance(whole, vectors), calibration)
+    held = reads.matches
+    shared = {h.memory.id: tuple(w for w in turn.distinctive if w in held.get(h.memory.id, ()))
+              for h in hits}  # fmt: skip
+    ceiling = None
+    if kw:
+        ceiling = bm25_ceiling(ctx.terms, lambda w: reads.df.get(w, 0), reads.size or 0)
+    return Assessment(sure, turn, shared, ceiling)
 
 
 #: Where queries are embedded, beside the recall's own thread (see recall()).
@@ -251,17 +272,15 @@ def _embed(
     return vectors[0], vectors[-1]
 
 
-def _max_relevance(ctx: LaneContext, fused: list[Fused], query: np.ndarray) -> float:
-    """The maximum relevance: the best cosine of the whole query over the first
-    :data:`MAXREL_DEPTH` fused candidates that are live and in scope. A fixed depth, so that
-    the value (and its calibration) does not depend on the limit asked for or the reranker;
-    in scope, so that another realm's memories (the ``xr`` lane) cannot make this one look
-    knowing."""
+def _relevance_ids(ctx: LaneContext, fused: list[Fused]) -> list[str]:
+    """The memories the maximum relevance is taken over: the first :data:`MAXREL_DEPTH`
+    fused candidates that are live and in scope. A fixed depth, so that the value (and its
+    calibration) does not depend on the limit asked for or the reranker; in scope, so that
+    another realm's memories (the ``xr`` lane) cannot make this one look knowing. Read
+    through the recall's load-once cache, which the rank stage has filled."""
     ids = [f.id for f in fused[:MAXREL_DEPTH]]
     live = ctx.memories(ids)
-    ids = [i for i in ids if i in live and in_scope(live[i], ctx.scope)]
-    vectors = ctx.store.vectors_for(ids)
-    return max_relevance(query, [vectors[i] for i in ids if i in vectors])
+    return [i for i in ids if i in live and in_scope(live[i], ctx.scope)]
 
 
 def _run_lanes(

@@ -22,7 +22,7 @@ from chitta.errors import BadArgument
 from chitta.validate import format_time
 
 if TYPE_CHECKING:
-    from chitta.recall.pipeline import Hit
+    from chitta.recall.result import Hit
 
 DEFAULT_BUDGET = 2000
 MIN_BUDGET = 100

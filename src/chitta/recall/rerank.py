@@ -6,7 +6,8 @@ the kind envelope 0.7 + 0.3 × kind_prior, preserving the distinction between cu
 corrections and operational fragments. Missing, insufficient or malformed candidate/score
 output falls back to the daemon's ordering." and "If no reranker can be loaded the pipeline
 runs without it — this stage is optional." Every result of a recall with a reranker
-configured carries a :class:`RerankInfo` saying whether it was applied, and if not, why.
+configured carries a :class:`~chitta.recall.result.RerankInfo` saying whether it was applied,
+and if not, why.
 """
 
 from __future__ import annotations
@@ -14,19 +15,16 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from chitta.embed.cross_encoder import CrossEncoder, LazyCrossEncoder, check_logits
 from chitta.errors import RerankError, RerankOutputError
 from chitta.recall.config import MAX_LIMIT
+from chitta.recall.result import Hit, RecallResult, RerankInfo
 from chitta.recall.scoring_config import ScoringConfig
-
-if TYPE_CHECKING:  # pipeline.py imports RerankInfo from here
-    from chitta.recall.pipeline import Hit, RecallResult
 
 log = logging.getLogger(__name__)
 
@@ -39,30 +37,6 @@ ENVELOPE_PRIOR = 0.3
 RERANKED_OUT = "reranked"
 #: Longest fallback reason kept from an exception's message.
 MAX_REASON_CHARS = 400
-
-
-@dataclass(frozen=True, slots=True)
-class RerankInfo:
-    """What the rerank stage did to one recall.
-
-    ``applied`` is False when the hits are in the fused order, and then ``fallback`` says why:
-    ``load failed: …``, ``scorer failed: …``, ``malformed output: …`` or ``no candidates``.
-    """
-
-    applied: bool
-    model: str | None  # the cross-encoder's name
-    fallback: str | None = None
-    candidates: int = 0  # query/document pairs handed to the scorer
-    ms: float = 0.0
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "applied": self.applied,
-            "model": self.model,
-            "fallback": self.fallback,
-            "candidates": self.candidates,
-            "ms": round(self.ms, 3),
-        }
 
 
 def fetch_limit(limit: int) -> int:

@@ -6,12 +6,13 @@ decisions hold every fused candidate with each lane's rank, raw score and contri
 outcome and factors — so a trace costs nothing when it is not asked for and changes nothing
 when it is. It carries references (memory ids), ranks, scores, reasons and timings only,
 never stored text and never the query: a caller holding the query recovers the coverage
-ledger's parts from their spans (recall/coverage.py).
+ledger's parts from their spans (recall/confidence/coverage.py).
 
 The seed's fields, in chitta's terms: the *arms* are chitta's lanes; the *gate* is the
-admission gate (recall/gate.py) as the hook's hybrid lane applies it to the returned rows,
-with the calibrated maximum relevance as its signal; chitta has no autocut (recorded as not
-enabled); the count cut is the limit, after the scoring stage and lateral inhibition.
+admission gate (recall/confidence/gate.py) as the hook's hybrid lane applies it to the
+returned rows, with the calibrated maximum relevance as its signal; chitta has no autocut
+(recorded as not enabled); the count cut is the limit, after the scoring stage and lateral
+inhibition.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from chitta.config import DEFAULT_REALM
-from chitta.recall.calibration import Calibration
-from chitta.recall.coverage import safe_ledger
-from chitta.recall.gate import GateSettings, GateView, normalised_bm25, relaxed, row_lane
-from chitta.recall.time_cue import POLICY as CUED
+from chitta.recall.confidence.calibration import Calibration
+from chitta.recall.confidence.coverage import safe_ledger
+from chitta.recall.confidence.gate import GateSettings, GateView, normalised_bm25, relaxed, row_lane
+from chitta.recall.timecue.cue import POLICY as CUED
 
 if TYPE_CHECKING:
-    from chitta.recall.pipeline import RecallResult
+    from chitta.recall.result import RecallResult
 
 TRACE_VERSION = 1
 #: The recall-process policy without a time cue (seed 002 §1.2).
@@ -125,8 +126,8 @@ def gate_record(
 ) -> dict[str, Any]:
     """The gate: its signal and threshold, and one decision per candidate. A candidate the
     store filtered (superseded, missing) is dropped with that reason; a returned row is judged
-    as the MCP gateway judges it (recall/gate.py: by strategy, ``xr`` from another realm, with
-    the small-realm relaxation); rows past the count cut never reached the gate."""
+    as the MCP gateway judges it (recall/confidence/gate.py: by strategy, ``xr`` from another
+    realm, with the small-realm relaxation); rows past the count cut never reached the gate."""
     conf = result.confidence
     seated = set(result.cue.seated) if result.cue is not None else set()
     page = sum(1 for h in result.hits if h.memory.id not in seated)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from chitta.embed.base import ModelIdentity
     from chitta.store.access import AccessHistory, AccessRecord
+    from chitta.store.assessment import AssessmentReads, AssessmentRequest
     from chitta.store.corrections import CorrectionIndex
     from chitta.store.links import LinkIndex
     from chitta.store.records import Alias, Episode, Memory, Scope, Triplet
@@ -200,6 +201,11 @@ class Store(Protocol):
 
     def term_stats(self) -> TermStats:
         """Word document frequencies per realm over live memories, current."""
+
+    def assessment_reads(self, request: AssessmentRequest) -> AssessmentReads:
+        """What a recall's assessment stage needs, in one call: :meth:`vectors_for`,
+        :meth:`term_matches` and :meth:`keyword_frequencies` of ``request``, each as those
+        answer it (store/assessment.py)."""
 
     # --- derived indexes, current as of the call ---------------------------------------------
 

@@ -1,8 +1,8 @@
 """BM25 (Robertson & Zaragoza 2009) with SQLite FTS5's constants and idf.
 
 The keyword search (store/sqlite/keywords.py) scores with it over one realm's statistics; the gate
-(recall/gate.py) puts those scores on a 0-100 scale with :func:`idf`. Pure Python: the hooks
-import the gate.
+(recall/confidence/gate.py) puts those scores on a 0-100 scale with :func:`idf`. Pure Python:
+the hooks import the gate.
 """
 
 from __future__ import annotations

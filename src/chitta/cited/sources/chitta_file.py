@@ -29,7 +29,7 @@ from chitta.config import DEFAULT_REALM, DEFAULT_STORE, SOCKET_NAME
 from chitta.daemon.client import DaemonClient, daemon_answers
 from chitta.embed.base import Embedder
 from chitta.errors import ChittaError, StoreLocked
-from chitta.recall.gate import GateSettings
+from chitta.recall.confidence.gate import GateSettings
 
 
 def socket_for(path: Path) -> Path | None:

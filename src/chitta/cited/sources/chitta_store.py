@@ -2,9 +2,9 @@
 
 Each configured realm is recalled (``record=False``: asking for a cited answer teaches the
 store nothing) and passed through the admission gate the MCP recall gateway applies
-(recall/gate.py ``gate_reply``): under the UNKNOWN band only rows sharing a distinctive word
-with the query are kept, so a question the store cannot answer brings back nothing and cited
-recall can abstain honestly. The realms' admitted rows are merged by their score.
+(recall/confidence/gate.py ``gate_reply``): under the UNKNOWN band only rows sharing a
+distinctive word with the query are kept, so a question the store cannot answer brings back
+nothing and cited recall can abstain honestly. The realms' admitted rows are merged by their score.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from chitta.cited.base import Chunk, SourceError
 from chitta.cited.settings import DEFAULT_PRIORITY
 from chitta.config import DEFAULT_REALM
 from chitta.errors import ChittaError
-from chitta.recall.gate import GateSettings, gate_reply
+from chitta.recall.confidence.gate import GateSettings, gate_reply
 
 if TYPE_CHECKING:
     from chitta.api import Chitta

@@ -44,6 +44,7 @@ from chitta.store import access, portable
 from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
+from chitta.store.assessment import AssessmentReads, AssessmentRequest
 from chitta.store.base import ID_TABLES
 from chitta.store.conditions import TIME
 from chitta.store.corrections import CorrectionIndex
@@ -699,6 +700,24 @@ class PostgresStore:
         if not terms or not ids:
             return {}
         return keywords.matches(self._read, terms, ids)
+
+    def assessment_reads(self, request: AssessmentRequest) -> AssessmentReads:
+        """The assessment stage's three reads (store/assessment.py) over one snapshot."""
+        with self._snapshot() as read:
+            vectors = {}
+            if request.vectors:
+                vectors = {r[0]: r[1] for r in read(
+                    "SELECT memory_id, vector FROM embeddings WHERE memory_id = ANY(%s)",
+                    (list(request.vectors),), binary=True,
+                )}  # fmt: skip
+            matches = {}
+            if request.terms and request.holders:
+                matches = keywords.matches(read, request.terms, request.holders)
+            size, df = None, {}
+            if request.frequencies is not None:
+                realms = Realms((request.realm,))
+                size, df = keywords.frequencies(read, request.frequencies, realms)
+        return AssessmentReads(vectors=vectors, matches=matches, size=size, df=df)
 
     def term_stats(self) -> TermStats:
         return self._derived("terms")

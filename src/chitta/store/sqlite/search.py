@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from chitta.store import portable
+from chitta.store.assessment import AssessmentReads, AssessmentRequest
 from chitta.store.conditions import TIME
 from chitta.store.records import Scope
 from chitta.store.sqlite import keywords
@@ -87,6 +88,19 @@ class Search(Indexes):
         how many of them hold each term."""
         return keywords.frequencies(self._query, self._rows(), terms, [realm])
 
+    def assessment_reads(self, request: AssessmentRequest) -> AssessmentReads:
+        """The assessment stage's three reads (store/assessment.py), one after another: each
+        is answered from the in-process indexes or the file as its own method answers it."""
+        size, df = None, {}
+        if request.frequencies is not None:
+            size, df = self.keyword_frequencies(request.frequencies, request.realm)
+        return AssessmentReads(
+            vectors=self.vectors_for(request.vectors) if request.vectors else {},
+            matches=self.term_matches(request.terms, request.holders),
+            size=size,
+            df=df,
+        )
+
     def _rows(self) -> keywords.Rows:
         """The keyword search's view of the live memories, brought up to date with the file."""
         with self._mutex:
@@ -116,7 +130,7 @@ class Search(Indexes):
             start, batch = start + batch, batch * 2
         return hits[:limit]
 
-    # --- the time cue's period (recall/cue_arm.py; seed 002 §2.2, §2.10) ------------------------
+    # --- the time cue's period (recall/timecue/arm.py; seed 002 §2.2, §2.10) ----------------
 
     def scope_oldest(self, scope: Scope) -> int | None:
         """When the scope's oldest live record happened (store/portable.py)."""

@@ -8,7 +8,7 @@ score, the gate, autocut or the count. After they have decided which rows are re
   the gate and autocut did not refuse.
 
 :func:`merge_cue_lists` builds the cue arm's one ranking from its halves. Pure functions over
-ids; ``L`` comes from :data:`chitta.recall.time_cue.BOUND`.
+ids; ``L`` comes from :data:`chitta.recall.timecue.cue.BOUND`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from chitta.errors import BadArgument
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
 
 
 def _synthetic(n: int = 400, seed: int = 7) -> tuple[list[float], list[bool]]:

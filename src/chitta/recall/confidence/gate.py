@@ -2,8 +2,9 @@
 
 Seed 000 (Recall pipeline, "UNKNOWN silence", "Small-realm relaxation"). Retrieving a memory
 is not the same as showing it: the fused ranking always has a first row, on-topic or not, so
-an absolute signal — the calibrated maximum relevance and its band (recall/calibration.py) —
-decides how much of each lane to trust. The rules, applied per row by :func:`admit`:
+an absolute signal — the calibrated maximum relevance and its band
+(recall/confidence/calibration.py) — decides how much of each lane to trust. The rules,
+applied per row by :func:`admit`:
 
 - The keyed correction lookup (``corr``) is always admitted: it is a lookup, not a guess.
 - A terse negation ("no", "nope, stop") or a turn with no distinctive token recalls nothing

@@ -7,10 +7,10 @@ lies in the period:
 
 - the **vector half** ranks them by cosine to the query vector the ordinary lanes already
   embedded (no second embedding; without one, as under the keyword strategy, the arm is
-  keyword only), :data:`~chitta.recall.cue_move.CUE_DEPTH` deep;
+  keyword only), :data:`~chitta.recall.timecue.move.CUE_DEPTH` deep;
 - the **keyword half** ranks them by BM25 over the query's keyword terms (the realm's own
   statistics, store/sqlite/keywords.py), as deep;
-- the halves are merged by reciprocal rank (:func:`~chitta.recall.cue_move.merge_cue_scores`).
+- the halves are merged by reciprocal rank (:func:`~chitta.recall.timecue.move.merge_cue_scores`).
 
 chitta's episodes carry no text or vector of their own, so "the cue arm searches episodes"
 (§2.10) is read as: a memory belongs to the period when its episode started in it.
@@ -18,7 +18,7 @@ chitta's episodes carry no text or vector of their own, so "the cue arm searches
 If the first stage finds nothing, the loop suspects CANDIDATE_MISS and, within the time
 limit, runs the one revision (§2.5): the arm alone, over the period widened by one
 confidence step. The other lanes' results are reused. What the cue then does to the answer
-(the move and the seats, after the count) is :mod:`chitta.recall.cued`.
+(the move and the seats, after the count) is :mod:`chitta.recall.timecue.apply`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chitta.recall.cue_move import CUE_DEPTH, cue_ranks, merge_cue_scores
-from chitta.recall.time_cue import (
+from chitta.recall.timecue.cue import (
     CuePlan,
     CueReport,
     Stage,
@@ -38,6 +37,7 @@ from chitta.recall.time_cue import (
     plan_cue,
     unused_report,
 )
+from chitta.recall.timecue.move import CUE_DEPTH, cue_ranks, merge_cue_scores
 from chitta.store.base import Store
 from chitta.store.records import Scope
 
@@ -71,7 +71,7 @@ class CueRun:
     ``plan`` and ``searches`` are filled by the pipeline (:func:`run_cue`): no search when
     the cue is ignored (recent only) or names no period (an empty scope); two when the first
     found nothing and the revision ran. ``stopped`` says why a wanted revision did not run.
-    The rest is filled after the count (:func:`chitta.recall.cued.apply_cue`): ``applied``,
+    The rest is filled after the count (:func:`chitta.recall.timecue.apply.apply_cue`): ``applied``,
     the returned order before the move (``counted``), the rows whose place changed
     (``moved``) and the seated records (``seated``), with where each seat came from
     (``seat_was``: its outcome before it was seated, ``None`` for one no lane reached).

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chitta.errors import BadArgument, BadDate
-from chitta.recall.cue_move import CUE_DEPTH, cue_ranks, merge_cue_lists, move, seats
-from chitta.recall.time_cue import (
+from chitta.recall.timecue.cue import (
     BOUND,
     DAY_MS,
     POLICY,
@@ -27,6 +26,7 @@ from chitta.recall.time_cue import (
     unused_report,
     widen,
 )
+from chitta.recall.timecue.move import CUE_DEPTH, cue_ranks, merge_cue_lists, move, seats
 
 
 def ms(text: str) -> int:

@@ -10,7 +10,7 @@ The cue becomes a :class:`Period` (§2.7), widened by a margin its confidence se
 confidence also sets ``L``, how far the cue may move a row and how many seats it holds (§2.3,
 §2.11). One revision widens the period by one confidence step (§2.5). A cue whose own period
 starts within the last 24 hours is not used (§2.8). The move and the seats are in
-:mod:`chitta.recall.cue_move`.
+:mod:`chitta.recall.timecue.move`.
 
 Pure: no store access. The caller supplies ``now`` and the scope's oldest record time, all in
 milliseconds since the epoch (UTC). Periods are half-open: ``start_ms <= t < end_ms``.

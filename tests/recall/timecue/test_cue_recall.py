@@ -25,9 +25,9 @@ from chitta.config import RerankSettings, Settings, load_settings
 from chitta.daemon.methods import METHODS, check_params
 from chitta.embed.cross_encoder import LazyCrossEncoder
 from chitta.errors import BadArgument, BadConfig, BadDate, InputError
-from chitta.recall.cue_arm import vector_half
-from chitta.recall.gate import GateSettings, gate_reply
-from chitta.recall.time_cue import BOUND, POLICY
+from chitta.recall.confidence.gate import GateSettings, gate_reply
+from chitta.recall.timecue.arm import vector_half
+from chitta.recall.timecue.cue import BOUND, POLICY
 from chitta.store.records import Scope
 from chitta.transfer import import_jsonl
 from chitta.wire import result_to_dict

@@ -1,16 +1,16 @@
 """After the count: what a time cue does to a finished recall (seed 002 §2.3, §2.4, §2.9, §2.11).
 
-The pipeline ran the cue arm (recall/cue_arm.py) beside the ordinary lanes but let nothing
+The pipeline ran the cue arm (recall/timecue/arm.py) beside the ordinary lanes but let nothing
 of it touch a fused score, the store's filters or the count. Once the count (and the
 reranker, when one runs) has decided the returned rows, :func:`apply_cue`
 
 1. moves the returned rows the cue arm also found, each up by at most L places
-   (:func:`~chitta.recall.cue_move.move`), and
-2. appends up to L seats (:func:`~chitta.recall.cue_move.seats`): the cue arm's best records
+   (:func:`~chitta.recall.timecue.move.move`), and
+2. appends up to L seats (:func:`~chitta.recall.timecue.move.seats`): the cue arm's best records
    that the answer does not hold and that were not refused. chitta's refusals are the
    store's filters (superseded, forgotten or deleted: the decisions ``superseded`` and
    ``missing``); it has no autocut, and its admission gate judges the returned rows at the
-   edge (recall/gate.py), seats included. A seat may be a record the count cut (outcome
+   edge (recall/confidence/gate.py), seats included. A seat may be a record the count cut (outcome
    ``cut``, ``inhibited`` or ``reranked``, which becomes ``seated``) or one no lane reached.
 
 So the rows the count returned are exactly those of the recall without the cue, reordered,
@@ -22,9 +22,9 @@ from __future__ import annotations
 from dataclasses import replace
 from types import MappingProxyType
 
-from chitta.recall.cue_move import move, seats
 from chitta.recall.lanes.base import in_scope
-from chitta.recall.pipeline import Hit, RecallResult
+from chitta.recall.result import Hit, RecallResult
+from chitta.recall.timecue.move import move, seats
 from chitta.recall.trace import FILTERED
 from chitta.store.base import Store
 from chitta.store.records import Memory

@@ -1,11 +1,12 @@
-"""Every recall reports how sure the store is that it knows the answer (recall/calibration.py)."""
+"""Every recall reports how sure the store is that it knows the answer
+(recall/confidence/calibration.py)."""
 
 import json
 
 import pytest
 
 from chitta.api import CALIBRATION_KEY, Chitta
-from chitta.recall import calibration as calib
+from chitta.recall.confidence import calibration as calib
 from chitta.wire import result_to_dict
 
 FACTS = [

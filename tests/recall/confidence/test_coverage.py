@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chitta.recall.coverage import (
+from chitta.recall.confidence.coverage import (
     IDENTIFIER_KIND,
     KANJI,
     KATAKANA,
@@ -362,7 +362,7 @@ def test_safe_ledger_returns_the_ledger_and_its_time() -> None:
 def test_safe_ledger_reports_the_error_type_when_it_cannot_be_built(
     question: object, records: object, error: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="chitta.recall.coverage"):
+    with caplog.at_level(logging.WARNING, logger="chitta.recall.confidence.coverage"):
         out, ms = safe_ledger(question, records)  # type: ignore[arg-type]
     assert out == {"error": error}
     assert ms >= 0

@@ -2,7 +2,7 @@
 
 import pytest
 
-from chitta.recall.gate import (
+from chitta.recall.confidence.gate import (
     GateSettings,
     GateView,
     Turn,

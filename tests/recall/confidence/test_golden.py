@@ -7,7 +7,7 @@ import pytest
 
 from chitta.api import Chitta
 from chitta.errors import BadArgument
-from chitta.recall.golden import GoldenQuery, measure, pairs_from_run, read_golden
+from chitta.recall.confidence.golden import GoldenQuery, measure, pairs_from_run, read_golden
 
 
 def test_a_golden_file_reads_queries_gold_ids_and_realms() -> None:
