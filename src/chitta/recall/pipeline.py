@@ -29,6 +29,7 @@ from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
 from chitta.recall.time_cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.recall.updates import mark_updates
 from chitta.store.base import Store
 from chitta.store.records import Memory, Scope
 
@@ -98,6 +99,8 @@ class RecallResult:
     cue: CueRun | None = None
     #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
     bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Per older hit, the id of the newer memory on the same subject (recall/updates.py).
+    newer: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -184,6 +187,7 @@ def recall(
         for r in ranked
         if r.outcome == "admitted" and r.memory is not None
     ]  # fmt: skip
+    hits, newer = mark_updates(store, hits)  # a newer memory on the same subject goes first
     decisions = [
         Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
         for r in ranked
@@ -232,6 +236,7 @@ def recall(
         shared=MappingProxyType(shared),
         cue=cue,
         bounded=MappingProxyType(dict(ctx.notes)),
+        newer=MappingProxyType(newer),
     )
 
 

@@ -1,0 +1,136 @@
+"""Knowledge updates: among the ranked hits, a newer memory on the same subject as an older
+one is shown first, and the older one is marked as possibly outdated (issue 19, part 4).
+
+Two memories are taken to be on the same subject when they are in the same scope (realm,
+agent, channel), name a common entity (store/entities.py) and their vectors' cosine is at
+least :data:`SIMILARITY`; the one whose time (``event_time``, else ``created_at``) is later
+updates the other. A recorded supersession (``superseded_by``, shown only under
+``include_superseded``) is an update whatever the similarity. This is the "knowledge update"
+of LongMemEval (Wu et al., ICLR 2025, §3): a later session restates a fact an earlier one
+gave ("I just reached Premier Gold" after "I'm Premier Silver").
+
+The stage reorders, never removes: each older hit with newer ones below it has them moved to
+just above it (in their own order), and the older one's note names the newest of them.
+:func:`find_updates` is pure; :func:`mark_updates` reads what it needs from the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Protocol, TypeVar
+
+import numpy as np
+
+from chitta.recall.inhibition import cosines
+from chitta.store.base import Store
+from chitta.store.entities import entities
+from chitta.store.records import Memory
+
+#: The least cosine of two memories on the same subject. Chosen on the tuning halves of
+#: LoCoMo and LongMemEval (docs/recall.md, "Knowledge updates").
+SIMILARITY = 0.6
+#: The least number of entities two memories on the same subject both name.
+SHARED_ENTITIES = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """What the stage reads of one hit."""
+
+    id: str
+    scope: tuple[str, str, str]  # realm, agent, channel: updates never cross scopes
+    time: int  # when it happened, else when it was stored (ms)
+    entities: frozenset[str]
+    vector: np.ndarray | None
+    superseded_by: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Updates:
+    """The new order (indices into the input) and, per older hit's id, its newer one's id."""
+
+    order: tuple[int, ...]
+    newer: Mapping[str, str]
+
+
+def same_subject(old: Item, new: Item, cosine: float, *, similarity: float, shared: int) -> bool:
+    """Whether ``new`` restates what ``old`` says (their vectors' cosine given): same scope,
+    later, at least ``shared`` common entities, a cosine of at least ``similarity``."""
+    return (
+        cosine >= similarity
+        and old.scope == new.scope
+        and new.time > old.time
+        and len(old.entities & new.entities) >= shared
+    )
+
+
+def find_updates(
+    items: Sequence[Item], *, similarity: float = SIMILARITY, shared: int = SHARED_ENTITIES
+) -> Updates:
+    """Reorder ``items`` (best first) so that each one's updates come before it, and name
+    the newest update of each updated one (its ``superseded_by`` when recorded)."""
+    sims = cosines([item.vector for item in items])
+    at = {item.id: i for i, item in enumerate(items)}
+    updaters: list[list[int]] = []
+    newer: dict[str, str] = {}
+    for i, old in enumerate(items):
+        close = np.flatnonzero(sims[i] >= similarity)
+        mine = [int(j) for j in close
+                if same_subject(old, items[j], float(sims[i, j]), similarity=similarity,
+                                shared=shared)]  # fmt: skip
+        if old.superseded_by is not None:
+            newer[old.id] = old.superseded_by  # recorded: named even when not among the hits
+            if old.superseded_by in at and at[old.superseded_by] not in mine:
+                mine.append(at[old.superseded_by])
+        elif mine:
+            newer[old.id] = items[max(mine, key=lambda j: (items[j].time, -j))].id
+        updaters.append(sorted(mine))
+    order: list[int] = []
+    placed: set[int] = set()
+    for i in range(len(items)):
+        _place(i, updaters, order, placed, set())
+    return Updates(tuple(order), MappingProxyType(newer))
+
+
+def _place(i: int, updaters: list[list[int]], order: list[int], placed: set[int],
+           path: set[int]) -> None:  # fmt: skip
+    """Place ``i`` after its updates not yet placed (and theirs before them); ``path``
+    breaks cycles (a recorded supersession against the times)."""
+    if i in placed or i in path:
+        return
+    path.add(i)
+    for j in updaters[i]:
+        _place(j, updaters, order, placed, path)
+    placed.add(i)
+    order.append(i)
+
+
+class _HasMemory(Protocol):
+    @property
+    def memory(self) -> Memory: ...
+
+
+H = TypeVar("H", bound=_HasMemory)
+
+
+def mark_updates(store: Store, hits: Sequence[H]) -> tuple[list[H], dict[str, str]]:
+    """``hits`` reordered by :func:`find_updates`, and each older hit's newer one's id."""
+    if len(hits) < 2 and not any(h.memory.superseded_by for h in hits):
+        return list(hits), {}
+    vectors = store.vectors_for([h.memory.id for h in hits])
+    found = find_updates([item_of(h.memory, vectors.get(h.memory.id)) for h in hits])
+    return [hits[i] for i in found.order], dict(found.newer)
+
+
+def item_of(memory: Memory, vector: np.ndarray | None) -> Item:
+    """The stage's view of one memory."""
+    return Item(
+        id=memory.id,
+        scope=(memory.realm, memory.agent_id, memory.channel),
+        time=memory.event_time if memory.event_time is not None else memory.created_at,
+        entities=frozenset(entities(memory.content)),
+        vector=vector,
+        superseded_by=memory.superseded_by,
+    )
