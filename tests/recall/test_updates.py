@@ -23,7 +23,7 @@ def item(id_: str, time: int, vector: np.ndarray, names: str = "atlas", **fields
                 entities=frozenset(names.split()), vector=vector, **fields)  # fmt: skip
 
 
-CLOSE = unit(1, 0.2, 0)  # cosine 0.98 to unit(1, 0, 0)
+CLOSE = unit(1, 0.75, 0)  # cosine 0.8 to unit(1, 0, 0): close, not a copy
 
 
 def test_a_newer_memory_on_the_same_subject_moves_above_the_older() -> None:
@@ -46,7 +46,9 @@ def test_unrelated_memories_are_untouched() -> None:
     no_entity = [item("a", 1, unit(1, 0, 0), "atlas"), item("b", 9, CLOSE, "zeus")]
     same_time = [item("a", 5, unit(1, 0, 0)), item("b", 5, CLOSE)]
     no_vector = [item("a", 1, unit(1, 0, 0)), item("b", 9, None)]
-    for items in (dissimilar, no_entity, same_time, no_vector):
+    copy = unit(1, 0.2, 0)  # cosine 0.98
+    restated = [item("a", 1, unit(1, 0, 0), "atlas vpn"), item("b", 9, copy, "vpn")]
+    for items in (dissimilar, no_entity, same_time, no_vector, restated):
         found = find_updates(items)
         assert found.order == (0, 1) and not found.newer
 
@@ -55,6 +57,12 @@ def test_another_scope_never_updates() -> None:
     found = find_updates([item("a", 1, unit(1, 0, 0)),
                           item("b", 9, CLOSE, scope=("home", "", ""))])  # fmt: skip
     assert found.order == (0, 1) and not found.newer
+
+
+def test_a_near_copy_that_names_something_new_is_an_update() -> None:
+    found = find_updates([item("a", 1, unit(1, 0, 0), "atlas friday"),
+                          item("b", 9, unit(1, 0.2, 0), "atlas tuesday")])  # fmt: skip
+    assert dict(found.newer) == {"a": "b"}
 
 
 def test_a_recorded_supersession_is_named_whatever_the_similarity() -> None:
@@ -69,16 +77,16 @@ def test_a_recorded_supersession_is_named_whatever_the_similarity() -> None:
 
 
 def test_the_note_names_the_newest_of_several_updates() -> None:
-    found = find_updates([item("v1", 1, unit(1, 0, 0)), item("v3", 3, unit(1, 0.1, 0)),
-                          item("v2", 2, unit(1, 0.15, 0))])  # fmt: skip
+    found = find_updates([item("v1", 1, unit(1, 0, 0)), item("v3", 3, CLOSE, "atlas x3"),
+                          item("v2", 2, unit(1, 0.7, 0), "atlas x2")])  # fmt: skip
     assert found.order == (1, 2, 0)
     assert found.newer["v1"] == "v3" and found.newer["v2"] == "v3"
 
 
-@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.sampled_from("ab")),
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.sampled_from(["a", "b", "a b"])),
                 max_size=10))  # fmt: skip
 def test_the_order_is_a_permutation_and_each_update_comes_first(spec) -> None:
-    items = [item(str(i), t, unit(1, d / 10, 0.0), names) for i, (t, d, names) in enumerate(spec)]
+    items = [item(str(i), t, unit(1, d / 2, 0.0), names) for i, (t, d, names) in enumerate(spec)]
     found = find_updates(items)
     assert sorted(found.order) == list(range(len(items)))
     place = {items[i].id: p for p, i in enumerate(found.order)}
@@ -115,6 +123,15 @@ def test_recall_shows_the_newer_first_and_marks_the_older(chitta: Chitta) -> Non
     # Everything else is in its ranked order, unmarked.
     rest = [h.final for h in result.hits if h.memory.id not in (old, new)]
     assert rest == sorted(rest, reverse=True)
+
+
+def test_the_stage_switches_off_like_the_others(chitta: Chitta) -> None:
+    _stock(chitta)
+    off = chitta.recall("what is my United Airlines frequent flyer status?", realm="me",
+                        ablate=["updates"])  # fmt: skip
+    assert not off.newer
+    finals = [h.final for h in off.hits]
+    assert finals == sorted(finals, reverse=True)  # the ranked order, untouched
 
 
 def test_an_unrelated_older_memory_is_untouched(chitta: Chitta) -> None:

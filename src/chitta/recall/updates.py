@@ -4,7 +4,8 @@ one is shown first, and the older one is marked as possibly outdated (issue 19, 
 Two memories are taken to be on the same subject when they are in the same scope (realm,
 agent, channel), name a common entity (store/entities.py) and their vectors' cosine is at
 least :data:`SIMILARITY`; the one whose time (``event_time``, else ``created_at``) is later
-updates the other. A recorded supersession (``superseded_by``, shown only under
+updates the other, unless it is a near-copy naming nothing new (a restatement, which lateral
+inhibition handles). A recorded supersession (``superseded_by``, shown only under
 ``include_superseded``) is an update whatever the similarity. This is the "knowledge update"
 of LongMemEval (Wu et al., ICLR 2025, §3): a later session restates a fact an earlier one
 gave ("I just reached Premier Gold" after "I'm Premier Silver").
@@ -33,6 +34,9 @@ from chitta.store.records import Memory
 SIMILARITY = 0.6
 #: The least number of entities two memories on the same subject both name.
 SHARED_ENTITIES = 1
+#: A newer memory this close that names nothing the older does not is a restatement, not an
+#: update (seed 001's near-duplicate cosine, where lateral inhibition starts).
+RESTATEMENT = 0.85
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +60,15 @@ class Updates:
 
 
 def same_subject(old: Item, new: Item, cosine: float, *, similarity: float, shared: int) -> bool:
-    """Whether ``new`` restates what ``old`` says (their vectors' cosine given): same scope,
-    later, at least ``shared`` common entities, a cosine of at least ``similarity``."""
+    """Whether ``new`` says something newer on what ``old`` is about (their vectors' cosine
+    given): same scope, later, at least ``shared`` common entities, a cosine of at least
+    ``similarity``, and not a mere restatement (:data:`RESTATEMENT`)."""
     return (
         cosine >= similarity
         and old.scope == new.scope
         and new.time > old.time
         and len(old.entities & new.entities) >= shared
+        and (cosine < RESTATEMENT or not new.entities <= old.entities)
     )
 
 
