@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chitta.api import Chitta
-from chitta.recall.updates import SIMILARITY, Item, find_updates
+from chitta.recall.updates import SIMILARITY, Item, find_updates, rare
+from chitta.store.terms import TermStats
 
 SCOPE = ("work", "", "")
 
@@ -63,6 +64,19 @@ def test_a_near_copy_that_names_something_new_is_an_update() -> None:
     found = find_updates([item("a", 1, unit(1, 0, 0), "atlas friday"),
                           item("b", 9, unit(1, 0.2, 0), "atlas tuesday")])  # fmt: skip
     assert dict(found.newer) == {"a": "b"}
+
+
+def test_only_entities_rare_in_the_realm_make_a_subject() -> None:
+    stats = TermStats()
+    for i in range(300):  # a speaker named in every other turn
+        stats.add("chat", f"Nate: turn {i}" if i % 2 else f"turn {i} about the weather")
+    stats.add("chat", "my United Airlines status")
+    stats.add("chat", "United Airlines again")
+    # Nate is in 150 of 302 memories; "united airlines" (by its rarest word) in 2, and at
+    # most max(2, 1 % of 302) may name a rare one.
+    assert rare(["nate", "united airlines"], "chat", stats) == {"united airlines"}
+    stats.add("small", "Nate and Atlas")
+    assert rare(["nate", "atlas"], "small", stats) == {"nate", "atlas"}  # the floor
 
 
 def test_a_recorded_supersession_is_named_whatever_the_similarity() -> None:

@@ -2,13 +2,14 @@
 one is shown first, and the older one is marked as possibly outdated (issue 19, part 4).
 
 Two memories are taken to be on the same subject when they are in the same scope (realm,
-agent, channel), name a common entity (store/entities.py) and their vectors' cosine is at
-least :data:`SIMILARITY`; the one whose time (``event_time``, else ``created_at``) is later
-updates the other, unless it is a near-copy naming nothing new (a restatement, which lateral
-inhibition handles). A recorded supersession (``superseded_by``, shown only under
-``include_superseded``) is an update whatever the similarity. This is the "knowledge update"
-of LongMemEval (Wu et al., ICLR 2025, §3): a later session restates a fact an earlier one
-gave ("I just reached Premier Gold" after "I'm Premier Silver").
+agent, channel), name a common entity (store/entities.py) that is rare in their realm, and
+their vectors' cosine is at least :data:`SIMILARITY`; the one whose time (``event_time``,
+else ``created_at``) is later updates the other, unless it is a near-copy naming nothing new
+(a restatement, which lateral inhibition handles). A recorded supersession
+(``superseded_by``, shown only under ``include_superseded``) is an update whatever the
+similarity. This is the "knowledge update" of LongMemEval (Wu et al., ICLR 2025): a later
+session restates a fact an earlier one gave ("I just reached Premier Gold" after "I'm
+Premier Silver").
 
 The stage reorders, never removes: each older hit with newer ones below it has them moved to
 just above it (in their own order), and the older one's note names the newest of them.
@@ -17,7 +18,7 @@ just above it (in their own order), and the older one's note names the newest of
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Protocol, TypeVar
@@ -28,12 +29,18 @@ from chitta.recall.inhibition import cosines
 from chitta.store.base import Store
 from chitta.store.entities import entities
 from chitta.store.records import Memory
+from chitta.store.terms import TermStats, words
 
 #: The least cosine of two memories on the same subject. Chosen on the tuning halves of
 #: LoCoMo and LongMemEval (docs/recall.md, "Knowledge updates").
 SIMILARITY = 0.6
 #: The least number of entities two memories on the same subject both name.
 SHARED_ENTITIES = 1
+#: Only rare entities count: one named (by its rarest word) in more than this fraction of the
+#: realm's memories, or more than :data:`RARE_FLOOR`, says little about the subject (a
+#: speaker's name in every other turn of a chat; LoCoMo's pairs were mostly such names).
+RARE_FRACTION = 0.01
+RARE_FLOOR = 2
 #: A newer memory this close that names nothing the older does not is a restatement, not an
 #: update (seed 001's near-duplicate cosine, where lateral inhibition starts).
 RESTATEMENT = 0.85
@@ -126,17 +133,26 @@ def mark_updates(store: Store, hits: Sequence[H]) -> tuple[list[H], dict[str, st
     if len(hits) < 2 and not any(h.memory.superseded_by for h in hits):
         return list(hits), {}
     vectors = store.vectors_for([h.memory.id for h in hits])
-    found = find_updates([item_of(h.memory, vectors.get(h.memory.id)) for h in hits])
+    stats = store.term_stats()
+    found = find_updates([item_of(h.memory, vectors.get(h.memory.id), stats) for h in hits])
     return [hits[i] for i in found.order], dict(found.newer)
 
 
-def item_of(memory: Memory, vector: np.ndarray | None) -> Item:
-    """The stage's view of one memory."""
+def item_of(memory: Memory, vector: np.ndarray | None, stats: TermStats) -> Item:
+    """The stage's view of one memory: its rare entities (:func:`rare`) among the rest."""
     return Item(
         id=memory.id,
         scope=(memory.realm, memory.agent_id, memory.channel),
         time=memory.event_time if memory.event_time is not None else memory.created_at,
-        entities=frozenset(entities(memory.content)),
+        entities=rare(entities(memory.content), memory.realm, stats),
         vector=vector,
         superseded_by=memory.superseded_by,
     )
+
+
+def rare(names: Iterable[str], realm: str, stats: TermStats) -> frozenset[str]:
+    """The entities of ``names`` whose rarest word is in at most
+    max(:data:`RARE_FLOOR`, :data:`RARE_FRACTION` × the realm's size) of its memories."""
+    most = max(RARE_FLOOR, RARE_FRACTION * stats.size(realm))
+    return frozenset(n for n in names
+                     if min((stats.df(realm, w) for w in words(n)), default=0) <= most)  # fmt: skip
