@@ -3,12 +3,17 @@ unrelated or other-scope memories are untouched; a recorded supersession is name
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chitta.api import Chitta
+from chitta.recall.config import preset
+from chitta.recall.pipeline import RecallResult, recall
 from chitta.recall.updates import SIMILARITY, Item, find_updates, rare
+from chitta.store.records import Scope
 from chitta.store.terms import TermStats
 
 SCOPE = ("work", "", "")
@@ -128,15 +133,36 @@ def _stock(chitta: Chitta, realm: str = "me") -> tuple[str, str]:
     return old, new
 
 
-def test_recall_shows_the_newer_first_and_marks_the_older(chitta: Chitta) -> None:
+def _recall(chitta: Chitta, query: str, realm: str, **config: object) -> RecallResult:
+    """The pipeline's recall under hybrid with ``config`` changed (no reranker, no cue)."""
+    return recall(chitta.store, chitta.embedder, query, Scope(realm), limit=10,
+                  config=replace(preset("hybrid"), **config))  # fmt: skip
+
+
+def test_the_older_memory_names_the_newer_and_keeps_its_rank_by_default(chitta: Chitta) -> None:
     old, new = _stock(chitta)
     result = chitta.recall("what is my United Airlines frequent flyer status?", realm="me")
+    assert {old, new} <= {h.memory.id for h in result.hits}
+    assert dict(result.newer) == {old: new}
+    finals = [h.final for h in result.hits]
+    assert finals == sorted(finals, reverse=True)  # the ranked order, untouched
+
+
+def test_newer_first_shows_the_newer_above_the_older(chitta: Chitta) -> None:
+    old, new = _stock(chitta)
+    query = "what is my United Airlines frequent flyer status?"
+    result = _recall(chitta, query, "me", newer_first=True)
     ids = [h.memory.id for h in result.hits]
     assert ids.index(new) < ids.index(old)
     assert dict(result.newer) == {old: new}
     # Everything else is in its ranked order, unmarked.
     rest = [h.final for h in result.hits if h.memory.id not in (old, new)]
     assert rest == sorted(rest, reverse=True)
+    # Which way the two were ranked, newer_first puts them newer first.
+    plain = _recall(chitta, query, "me")
+    assert [i for i in ids if i not in (old, new)] == [
+        h.memory.id for h in plain.hits if h.memory.id not in (old, new)
+    ]
 
 
 def test_the_stage_switches_off_like_the_others(chitta: Chitta) -> None:
@@ -162,9 +188,12 @@ def test_a_recorded_supersession_is_named(chitta: Chitta) -> None:
     hidden = chitta.recall("Atlas staging host", realm="ops")
     assert old not in [h.memory.id for h in hidden.hits] and not hidden.newer
     shown = chitta.recall("Atlas staging host", realm="ops", include_superseded=True)
-    ids = [h.memory.id for h in shown.hits]
-    assert ids.index(new) < ids.index(old)
     assert shown.newer[old] == new
+    moved = recall(chitta.store, chitta.embedder, "Atlas staging host", Scope("ops"), limit=10,
+                   config=replace(preset("hybrid"), newer_first=True),
+                   include_superseded=True)  # fmt: skip
+    ids = [h.memory.id for h in moved.hits]
+    assert ids.index(new) < ids.index(old) and moved.newer[old] == new
 
 
 def test_a_newer_memory_of_another_realm_marks_nothing(chitta: Chitta) -> None:

@@ -50,8 +50,11 @@ class RecallConfig:
     scoring: bool = True
     inhibition: bool = True
     pool_factor: int = 4
-    #: Knowledge updates (recall/updates.py): a newer memory on the same subject goes first.
+    #: Knowledge updates (recall/updates.py): an older hit names a newer one on its subject;
+    #: ``newer_first`` also moves the newer one above it (off: the tuning rule rejected it on
+    #: both held-out halves, docs/recall.md "Knowledge updates measured").
     updates: bool = True
+    newer_first: bool = False
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:

@@ -187,7 +187,7 @@ def recall(
         for r in ranked
         if r.outcome == "admitted" and r.memory is not None
     ]  # fmt: skip
-    hits, newer = mark_updates(store, hits) if config.updates else (hits, {})
+    hits, newer = mark_updates(store, hits, config.newer_first) if config.updates else (hits, {})
     decisions = [
         Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
         for r in ranked
