@@ -1,5 +1,5 @@
-"""Knowledge updates: among the ranked hits, a newer memory on the same subject as an older
-one is shown first, and the older one is marked as possibly outdated (issue 19, part 4).
+"""Knowledge updates: among the ranked hits, an older memory with a newer one on the same
+subject is marked as possibly outdated, naming the newer one (issue 19, part 4).
 
 Two memories are taken to be on the same subject when they are in the same scope (realm,
 agent, channel), name a common entity (store/entities.py) that is rare in their realm, and
