@@ -74,6 +74,7 @@ def test_a_recall_comes_back_with_its_hits_scores_confidence_corrections_and_dro
         result.query, result.strategy, result.scope, result.lanes_run, result.candidates,
     )  # fmt: skip
     assert back.turn == result.turn and dict(back.shared) == dict(result.shared)
+    assert dict(back.newer) == dict(result.newer)
     # Written again, the rebuilt result says what the first one said, but for the keyword
     # lane's normalised score: the BM25 ceiling it is made with is not on the wire.
     again, first = result_to_dict(back), result_to_dict(result)
@@ -108,3 +109,15 @@ def test_remembered_triplets_and_analogies_come_back(stocked: Chitta) -> None:
     assert Analogy.from_dict(found.as_dict()) == found
     missing = stocked.recall_analogy("Alice", "Nowhere", "Bob", realm="demo")
     assert missing.abstained and Analogy.from_dict(missing.as_dict()) == missing
+
+
+def test_a_possibly_outdated_hit_names_its_newer_one_on_the_wire(chitta: Chitta) -> None:
+    chitta.remember("My frequent flyer status on United Airlines is Premier Silver", realm="me",
+                    event_time="2023-01-05T10:00:00Z")  # fmt: skip
+    chitta.remember("I just reached Premier Gold status on United Airlines", realm="me",
+                    event_time="2023-06-01T10:00:00Z")  # fmt: skip
+    result = chitta.recall("United Airlines status", realm="me")
+    assert len(result.newer) == 1
+    data = result_to_dict(result)
+    assert {h["id"]: h["newer"] for h in data["hits"] if "newer" in h} == dict(result.newer)
+    assert dict(result_from_dict(data).newer) == dict(result.newer)

@@ -31,7 +31,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
 
     With a time cue that searched, each hit also carries ``match_reason`` (its ``cue_rank``;
     a seat's ``signal`` and ``admission`` too) and the reply a ``time_cue`` block
-    (docs/time-cue.md); without a cue the shape is unchanged."""
+    (docs/time-cue.md); without a cue the shape is unchanged. A hit that a newer memory on
+    the same subject may have outdated carries ``newer``, that memory's id (recall/updates.py)."""
     hits = []
     reasons = match_reasons(result)
     for rank, hit in enumerate(result.hits, start=1):
@@ -61,6 +62,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
                 **memory,
             }
         )
+        if (newer := result.newer.get(hit.memory.id)) is not None:
+            hits[-1]["newer"] = newer  # it may be outdated (recall/updates.py)
         if reasons is not None:
             hits[-1]["match_reason"] = reasons[hit.memory.id]
             if "admission" in reasons[hit.memory.id]:
@@ -222,7 +225,7 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
     outcomes of the dropped candidates (the wire counts them, it does not list them), so that
     ``dropped`` counts the same. Not carried: the query plan, the reranker's and the time
     cue's own records (their reply blocks stay in the dict) and the BM25 ceiling."""
-    hits, shared = [], {}
+    hits, shared, newer = [], {}, {}
     for h in data["hits"]:
         lanes = {name: LaneHit(rank=v["rank"], raw=v["raw"], contribution=v["contribution"])
                  for name, v in h["lanes"].items()}  # fmt: skip
@@ -231,6 +234,8 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
                         final=h["final"], factors=factors))  # fmt: skip
         if "shared" in h:
             shared[h["id"]] = tuple(h["shared"])
+        if "newer" in h:
+            newer[h["id"]] = h["newer"]
     dropped = tuple(
         Decision(id="", score=0.0, lanes=MappingProxyType({}), outcome=cause)
         for cause, count in data["dropped"].items()
@@ -256,6 +261,7 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
         shared=MappingProxyType(shared),
         trace=data.get("trace"),
         bounded=MappingProxyType(dict(data.get("bounded") or {})),
+        newer=MappingProxyType(newer),
     )
 
 

@@ -49,3 +49,23 @@ def test_recall_json_names_lanes_and_shares(chitta: Chitta) -> None:
     product = hit["factors"]["product"] * hit["factors"]["inhibition"]
     assert abs(hit["final"] - hit["score"] * product) < 1e-5
     assert data["scope"] == {"realm": "demo", "agent_id": None, "channel": None}
+
+
+def test_a_possibly_outdated_hit_points_at_the_newer_one(capsys, monkeypatch) -> None:
+    from chitta.cli.render import print_hits
+
+    monkeypatch.setenv("COLUMNS", "200")  # one line per row
+
+    def hit(rank: int, id_: str, **fields: object) -> dict:
+        return {"rank": rank, "id": id_, "score": 0.1, "final": 0.1, "factors": {},
+                "lanes": {}, "kind": "episode", "content": f"text {id_}", **fields}  # fmt: skip
+
+    data = {"confidence": None, "corrections": [], "scope": {"realm": "me"}, "candidates": 3,
+            "dropped": {}, "strategy": "hybrid", "lanes_run": ["sem"], "timing_ms": {},
+            "hits": [hit(1, "NEW"), hit(2, "OLD", newer="NEW"),
+                     hit(3, "SUP", newer="GONE", superseded_by="GONE")]}  # fmt: skip
+    print_hits(data)
+    out = capsys.readouterr().out
+    assert "(newer: #1) text OLD" in out
+    assert "(superseded by GONE) text SUP" in out
+    assert "text NEW" in out and "(newer" not in out.split("text NEW")[0]

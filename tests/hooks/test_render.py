@@ -54,3 +54,15 @@ def test_hook_output_is_claude_codes_json_or_nothing() -> None:
     long = json.loads(hook_output("UserPromptSubmit", ["x" * 3000] * 5))
     text = long["hookSpecificOutput"]["additionalContext"]
     assert len(text) <= MAX_CONTEXT_CHARS and text.count("\n") == 2  # whole lines only
+
+
+def test_a_possibly_outdated_memory_names_the_newer_one_the_model_sees() -> None:
+    row = {"id": "OLD", "kind": "episode", "content": "Premier Silver", "newer": "NEW",
+           "created_at": "2020-01-01T00:00:00Z"}  # fmt: skip
+    assert memory_line(row, 200, newer_known=True).endswith(
+        "ago, id OLD, may be outdated by id NEW: Premier Silver"
+    )
+    assert "outdated" not in memory_line(row, 200)  # the newer one is not in the context
+    superseded = {**row, "superseded_by": "NEW"}
+    assert "superseded by id NEW: " in memory_line(superseded, 200)
+    assert "NEW" not in memory_line({**row, "newer": None}, 200, newer_known=True)

@@ -92,7 +92,7 @@ def test_stage_switches_and_timings(chitta: Chitta) -> None:
     config = preset("hybrid").without({"scoring"})
     assert (config.scoring, config.inhibition) == (False, True)
     assert config.pool(10) == 40 and config.without({"inhibition"}).pool(10) == 10
-    with pytest.raises(BadArgument, match="stages are: inhibition, scoring"):
+    with pytest.raises(BadArgument, match="stages are: inhibition, scoring, updates"):
         chitta.recall("deploy", realm="demo", ablate=["scorin"])
     # The process-wide switch takes stage names too.
     switches = load_settings({"CHITTA_ABLATE_LANES": "scoring,inhibition"}).recall

@@ -287,7 +287,7 @@ def _build_systems(
             config = replace(preset(name), fusion=fusion or preset(name).fusion)
             systems.append(ChittaSystem(shared, name, ablate, fusion))
             if matrix:
-                stages = [s for s in ("scoring", "inhibition") if getattr(config, s)]
+                stages = [s for s in ("scoring", "inhibition", "updates") if getattr(config, s)]
                 parts = [p for p in [*config.lane_weights, *stages] if p not in ablate]
                 systems += [ChittaSystem(shared, name, [*ablate, p], fusion) for p in parts]
     if "bm25" in wanted:

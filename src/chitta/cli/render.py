@@ -53,6 +53,17 @@ def _clip(text: str) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+def _newer_text(hit: dict[str, Any], rank_of: dict[str, int]) -> str:
+    """``(newer: #2) `` before a hit a newer one shown may have outdated (recall/updates.py);
+    ``(superseded by <id>) `` when that is recorded and the newer one is not shown."""
+    newer = hit.get("newer")
+    if newer in rank_of:
+        return f"(newer: #{rank_of[newer]}) "
+    if newer is not None and newer == hit.get("superseded_by"):
+        return f"(superseded by {newer}) "
+    return ""
+
+
 def print_hits(data: dict[str, Any]) -> None:
     """Render a recall in its JSON shape (:func:`result_to_dict`, or the daemon's reply)."""
     console = Console()
@@ -71,11 +82,12 @@ def print_hits(data: dict[str, Any]) -> None:
     table.add_column("kind", no_wrap=True)
     table.add_column("id", no_wrap=True, min_width=26)
     table.add_column("memory", overflow="fold", ratio=1)
+    rank_of = {hit["id"]: hit["rank"] for hit in data["hits"]}
     for hit in data["hits"]:
         final = hit["score"] if hit["final"] is None else hit["final"]
         final = hit["factors"].get("rerank", final)  # reranked hits are in its order
         table.add_row(str(hit["rank"]), f"{final:.4f}", _lanes_text(hit), hit["kind"],
-                      hit["id"], _clip(hit["content"]))  # fmt: skip
+                      hit["id"], _newer_text(hit, rank_of) + _clip(hit["content"]))  # fmt: skip
     console.print(table)
     dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(data["dropped"].items()))
     console.print(

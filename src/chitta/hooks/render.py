@@ -45,9 +45,17 @@ def _said_by(row: Row) -> str | None:
     return {"user": "said by the user", "assistant": "the assistant's earlier answer"}.get(role)
 
 
-def memory_line(row: Row, chars: int, realm: str | None = None, now_s: float | None = None) -> str:
+def memory_line(
+    row: Row,
+    chars: int,
+    realm: str | None = None,
+    now_s: float | None = None,
+    newer_known: bool = False,
+) -> str:
     """``- <kind>, <who said it>, <age>, id <id>: <text>``, stated as facts; a correction
-    names the keys the prompt named, a row of another realm than ``realm`` its realm."""
+    names the keys the prompt named, a row of another realm than ``realm`` its realm, and a
+    row a newer memory may have outdated (recall/updates.py) that memory, when the model
+    sees it too (``newer_known``) or it is recorded as superseding this one."""
     facts = [str(row.get("kind", "memory"))]
     if keys := row.get("keys"):
         facts.append(f"keys {', '.join(keys)}")
@@ -58,6 +66,11 @@ def memory_line(row: Row, chars: int, realm: str | None = None, now_s: float | N
     if when := age(row.get("event_time") or row.get("created_at"), now_s):
         facts.append(when)
     facts.append(f"id {row.get('id')}")
+    if (newer := row.get("newer")) is not None:
+        if newer == row.get("superseded_by"):
+            facts.append(f"superseded by id {newer}")
+        elif newer_known:
+            facts.append(f"may be outdated by id {newer}")
     return f"- {', '.join(facts)}: {clip(str(row.get('content', '')), chars)}"
 
 
@@ -126,7 +139,11 @@ def merge(
                 seen.add(row.get("id"))
                 out.admitted[lane.name] += 1
                 out.ids.append((lane.name, str(row.get("id"))))
-                out.lines.append(memory_line(row, chars, ask.realm, ask.now_s))
+                # A newer memory on the same subject is named if the model sees it too:
+                # admitted before this row (it ranks above), or shown to the session before.
+                newer = row.get("newer")
+                known = newer is not None and (newer in seen or newer in shown)
+                out.lines.append(memory_line(row, chars, ask.realm, ask.now_s, known))
     return out
 
 

@@ -3,9 +3,11 @@ request (issue 16, part 5; docs/mcp.md).
 
 A recall or reconstruct reply is cut down to what the model needs to use a memory: its rows,
 each a list ``[text, id, kind, age]`` (and the row's realm fifth, when it is not the realm
-asked), and the band once, stated as a fact. Lane ranks, scores, shares, factors, the time
-cue's report and the gate's block stay in the full shape (wire.py ``result_to_dict``, which
-the daemon and the CLI's ``--json`` keep), given with ``verbose`` or ``trace``. Other
+asked), and the band once, stated as a fact; rows that a newer one on the same subject may
+have outdated are named once in ``newer`` (``{id: newer id}``, present only then). Lane
+ranks, scores, shares, factors, the time cue's report and the gate's block stay in the full
+shape (wire.py ``result_to_dict``, which the daemon and the CLI's ``--json`` keep), given
+with ``verbose`` or ``trace``. Other
 replies lose only what is clearly noise for an agent (``remember``'s empty fields, the
 JSON-RPC code of an error). Pure.
 """
@@ -74,6 +76,16 @@ def _when(row: Reply) -> Any:
     return row.get("event_time") or row.get("created_at")
 
 
+def outdated(hits: list[Reply]) -> dict[str, str]:
+    """Each hit a newer memory on the same subject may have outdated, with that memory's id
+    (recall/updates.py): only where the newer one is among ``hits`` too, or recorded as
+    superseding it, so that the id names something the model can read or ask for."""
+    shown = {h.get("id") for h in hits}
+    return {h["id"]: h["newer"] for h in hits
+            if h.get("newer") is not None
+            and (h["newer"] in shown or h["newer"] == h.get("superseded_by"))}  # fmt: skip
+
+
 def compact_recall(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     """A recall reply (full shape, gated) in the compact shape."""
     if not reply.get("ok") or not isinstance(reply.get("hits"), list):
@@ -82,6 +94,8 @@ def compact_recall(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     if (said := band(reply.get("confidence"))) is not None:
         out["band"] = said
     out["hits"] = [_row(h.get("content", ""), h, _when(h), realm, now_ms) for h in reply["hits"]]
+    if newer := outdated(reply["hits"]):
+        out["newer"] = newer
     corrections = reply.get("corrections") or []
     if corrections:
         out["corrections"] = [_row(c.get("content", ""), c, _when(c), realm, now_ms)

@@ -254,6 +254,7 @@ RECALL = Operation(
     ),  # fmt: skip
     _recall,
     mcp="Memories answering a query, best first: rows [text, id, kind, age, realm if other]; "
+    "newer {id: id of a newer one}; "
     "band KNOWN or UNKNOWN (then only rows sharing a rare word).",
 )
 

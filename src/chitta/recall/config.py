@@ -25,7 +25,7 @@ XR_WEIGHT = 0.5
 #: weight-1 lane counts as much as BM25 (0.4).
 RSF_OTHER_LANE = 0.4
 #: Stages after fusion that ablation can switch off too (docs/recall.md).
-KNOWN_STAGES = frozenset({"scoring", "inhibition"})
+KNOWN_STAGES = frozenset({"scoring", "inhibition", "updates"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,11 @@ class RecallConfig:
     scoring: bool = True
     inhibition: bool = True
     pool_factor: int = 4
+    #: Knowledge updates (recall/updates.py): an older hit names a newer one on its subject;
+    #: ``newer_first`` also moves the newer one above it (off: the tuning rule rejected it on
+    #: both held-out halves, docs/recall.md "Knowledge updates measured").
+    updates: bool = True
+    newer_first: bool = False
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSIONS:
@@ -65,7 +70,7 @@ class RecallConfig:
         return limit * self.pool_factor if self.scoring or self.inhibition else limit
 
     def without(self, names: set[str]) -> RecallConfig:
-        """This config with lanes or stages (``scoring``, ``inhibition``) switched off."""
+        """This config with lanes or stages (``scoring``, ``inhibition``, ``updates``) off."""
         check_lanes(names)
         kept = {k: v for k, v in self.lane_weights.items() if k not in names}
         return replace(
@@ -74,6 +79,7 @@ class RecallConfig:
             corrections=self.corrections and "corr" not in names,
             scoring=self.scoring and "scoring" not in names,
             inhibition=self.inhibition and "inhibition" not in names,
+            updates=self.updates and "updates" not in names,
         )
 
     def with_lane(self, lane: str, weight: float) -> RecallConfig:

@@ -53,7 +53,7 @@ def inhibit(
     if n == 0:
         return Inhibited((), (), ())
     base = np.asarray(scores, dtype=np.float64)
-    sims = _cosines(vectors)
+    sims = cosines(vectors)
     multipliers = np.ones(n)
     # Only candidates with a neighbour above the threshold can inhibit or be inhibited; the
     # greedy selection runs over those alone (usually none, or a few).
@@ -75,7 +75,7 @@ def inhibit(
     return Inhibited(tuple(order), tuple(map(float, final)), tuple(map(float, multipliers)))
 
 
-def _cosines(vectors: Sequence[np.ndarray | None]) -> np.ndarray:
+def cosines(vectors: Sequence[np.ndarray | None]) -> np.ndarray:
     """Pairwise cosines; a missing vector has cosine 0 to everything, and the diagonal is −1."""
     dim = next((len(v) for v in vectors if v is not None), 1)
     matrix = np.zeros((len(vectors), dim), dtype=np.float32)

@@ -32,6 +32,7 @@ from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
 from chitta.recall.timecue.arm import run_cue
 from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS, TimeCue
+from chitta.recall.updates import mark_updates
 from chitta.store.assessment import AssessmentRequest
 from chitta.store.base import Store
 from chitta.store.records import Scope
@@ -121,6 +122,7 @@ def recall(
         shared=MappingProxyType(assessed.shared),
         cue=cue,
         bounded=MappingProxyType(dict(ctx.notes)),
+        newer=MappingProxyType(ranking.newer),
     )
 
 
@@ -175,6 +177,8 @@ class Ranking:
     fused: list[Fused]
     hits: tuple[Hit, ...]
     decisions: tuple[Decision, ...]
+    #: Per older hit, the newer memory on the same subject (recall/updates.py).
+    newer: dict[str, str]
 
 
 def _rank(
@@ -200,11 +204,15 @@ def _rank(
         for r in ranked
         if r.outcome == "admitted" and r.memory is not None
     )  # fmt: skip
+    newer: dict[str, str] = {}
+    if config.updates:
+        marked, newer = mark_updates(ctx.store, hits, config.newer_first)
+        hits = tuple(marked)
     decisions = tuple(
         Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
         for r in ranked
     )  # fmt: skip
-    return Ranking(fused, hits, decisions)
+    return Ranking(fused, hits, decisions, newer)
 
 
 @dataclass(frozen=True, slots=True)

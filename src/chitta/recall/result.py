@@ -84,6 +84,8 @@ class RecallResult:
     cue: CueRun | None = None
     #: Lanes whose work a bound cut (a hub's edges, the visit budget), with what cut it.
     bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Per older hit, the id of the newer memory on the same subject (recall/updates.py).
+    newer: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def dropped(self) -> dict[str, int]:
