@@ -15,7 +15,7 @@ from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_WEIGHTS
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
 KNOWN_LANES = frozenset(
-    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr"}
+    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr", "ep"}
 )
 #: Fusion modes: reciprocal-rank (default) and relative score fusion (recall/fusion.py).
 FUSIONS = ("rrf", "rsf")
