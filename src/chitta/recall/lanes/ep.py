@@ -26,8 +26,8 @@ from chitta.recall.lanes.base import LaneContext
 #: and a LongMemEval question's in one to three; three keeps the lane to a few sessions'
 #: turns (about 30-60), which RRF then weighs by rank.
 EPISODES = 3
-#: With fewer episodes than this the stage-1 choice says nothing (one episode is the whole
-#: scope): the lane returns nothing rather than repeat the vector lane.
+#: With fewer episodes (with vectors) than this the stage-1 choice says nothing (one episode
+#: is the whole scope): the lane returns nothing rather than repeat the vector lane.
 MIN_EPISODES = 2
 
 
@@ -58,6 +58,8 @@ class EpisodeLane:
             if norm == 0.0:
                 continue
             best.append((float(centroid @ query) / norm, kept, rows @ query))
+        if len(best) < MIN_EPISODES:
+            return []
         best.sort(key=lambda item: (-item[0], item[1][0]))
         scores: dict[str, float] = {}
         for episode_score, ids, sims in best[: self.episodes]:
