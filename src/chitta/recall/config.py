@@ -116,11 +116,12 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
-        # Every lane built but xr: hdc and graph at half weight (docs/benchmarks.md has the
-        # figures), ctx and common as in hybrid. xr leaves the realm, so only cross_realm adds
-        # it, whatever the strategy (README: nothing from another scope unless asked).
+        # Every lane built but xr: hdc, graph and ep at half weight (docs/benchmarks.md has
+        # the figures; ep lowered both sets' recall@10 inside hybrid), ctx and common as in
+        # hybrid. xr leaves the realm, so only cross_realm adds it, whatever the strategy
+        # (README: nothing from another scope unless asked).
         "field": _preset(
-            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, graph=0.5, ctx=0.5, common=0.3
+            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, graph=0.5, ctx=0.5, common=0.3, ep=0.5
         ),  # fmt: skip
     }
 )

@@ -26,6 +26,8 @@ from chitta.recall.lanes.base import LaneContext
 #: and a LongMemEval question's in one to three; three keeps the lane to a few sessions'
 #: turns (about 30-60), which RRF then weighs by rank.
 EPISODES = 3
+#: The best turns of each expanded episode the lane returns.
+TURNS: int | None = None
 #: With fewer episodes (with vectors) than this the stage-1 choice says nothing (one episode
 #: is the whole scope): the lane returns nothing rather than repeat the vector lane.
 MIN_EPISODES = 2
@@ -38,32 +40,35 @@ class EpisodeLane:
     episodes: int = EPISODES
     #: How much of the episode's cosine a turn's score carries (0: the turn's cosine alone).
     episode_weight: float = 1.0
+    #: The best turns taken from each episode expanded (None: all of them, up to the depth).
+    turns: int | None = TURNS
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if ctx.query_vector is None:
             return []
         members = ctx.store.episode_members(ctx.scope)
         if len(members) < MIN_EPISODES:
-            return []
+            return []  # (fewer episodes cannot hold enough with vectors either)
         vectors = ctx.store.vectors_for([i for ids in members.values() for i in ids])
-        query = ctx.query_vector.astype(np.float32)
-        best: list[tuple[float, list[str], np.ndarray]] = []
-        for ids in members.values():
-            kept = [i for i in ids if i in vectors]
-            if not kept:
-                continue
-            rows = np.stack([vectors[i] for i in kept]).astype(np.float32)
-            centroid = rows.sum(axis=0)
-            norm = float(np.linalg.norm(centroid))
-            if norm == 0.0:
-                continue
-            best.append((float(centroid @ query) / norm, kept, rows @ query))
-        if len(best) < MIN_EPISODES:
+        units = [kept for ids in members.values() if (kept := [i for i in ids if i in vectors])]
+        if len(units) < MIN_EPISODES:
             return []
-        best.sort(key=lambda item: (-item[0], item[1][0]))
+        ids = [i for unit in units for i in unit]
+        matrix = np.stack([vectors[i] for i in ids]).astype(np.float32, copy=False)
+        query = ctx.query_vector.astype(np.float32)
+        sims = matrix @ query
+        starts = np.cumsum([0, *(len(unit) for unit in units[:-1])])
+        centroids = np.add.reduceat(matrix, starts, axis=0)
+        norms = np.linalg.norm(centroids, axis=1)
+        norms[norms == 0.0] = np.inf  # turns that cancel out: an episode that matches nothing
+        episode_scores = (centroids @ query) / norms
+        order = sorted(range(len(units)), key=lambda e: (-episode_scores[e], units[e][0]))
         scores: dict[str, float] = {}
-        for episode_score, ids, sims in best[: self.episodes]:
-            for memory_id, sim in zip(ids, sims.tolist(), strict=True):
-                scores[memory_id] = sim + self.episode_weight * episode_score
+        for e in order[: self.episodes]:
+            bonus = self.episode_weight * float(episode_scores[e])
+            rows = range(starts[e], starts[e] + len(units[e]))
+            best = sorted(rows, key=lambda row: -sims[row])[: self.turns]
+            for row in best:
+                scores[ids[row]] = float(sims[row]) + bonus
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
         return ranked[: ctx.depth]
