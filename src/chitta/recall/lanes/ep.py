@@ -10,8 +10,10 @@ cosine with the query plus their episode's (so a turn of the best episode leads 
 equal cosine from a worse one).
 
 The representation is computed at query time from the store (``episode_members`` and the
-live vectors), so it is current with every write and forget by construction: on LoCoMo's
-and LongMemEval's realms (500-700 turns, 19-50 episodes) that is a couple of milliseconds.
+live vectors), so it is current with every write and forget by construction: on a realm of
+LoCoMo's or LongMemEval's size (500-600 turns, 30-50 episodes) that is 3-7 ms, growing with
+the realm's turns (about 0.6 s at 10,000). Not in ``hybrid``: it lowered recall@10 there
+(docs/benchmarks.md, "The episode lane"); it is in ``field``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from chitta.recall.lanes.base import LaneContext
 #: and a LongMemEval question's in one to three; three keeps the lane to a few sessions'
 #: turns (about 30-60), which RRF then weighs by rank.
 EPISODES = 3
-#: The best turns of each expanded episode the lane returns.
+#: The best turns of each expanded episode the lane returns; None: all of them (up to the
+#: lane's depth). Capping them (3 of 3 episodes, 5 of 1, 2 of 5) was tried inside hybrid on
+#: both tuning halves; none made the lane pay (docs/benchmarks.md).
 TURNS: int | None = None
 #: With fewer episodes (with vectors) than this the stage-1 choice says nothing (one episode
 #: is the whole scope): the lane returns nothing rather than repeat the vector lane.
