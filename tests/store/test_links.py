@@ -8,7 +8,7 @@ import tracemalloc
 
 from chitta.store.base import Store
 from chitta.store.ids import new_id
-from chitta.store.records import Episode, Source
+from chitta.store.records import Episode, Scope, Source
 
 
 def _episode(store: Store, realm: str = "work") -> str:
@@ -31,6 +31,23 @@ def test_neighbours_are_the_turns_around_a_memory_in_its_episode(store, make_mem
     assert store.episode_neighbours(ids[0], 2) == [(ids[1], 1), (ids[2], 2)]
     assert not set(other) & {n for n, _ in store.episode_neighbours(ids[0], 5)}
     assert store.episode_neighbours("no-such-id", 2) == []
+
+
+def test_episode_members_are_an_episodes_live_turns_in_the_scope(store, make_memory) -> None:
+    first = _episode(store)
+    mine = _turns(store, make_memory, first, ["one", "two", "three"], agent_id="a1")
+    theirs = _turns(store, make_memory, first, ["four"], agent_id="a2")
+    second = _episode(store)
+    later = _turns(store, make_memory, second, ["five", "six"], agent_id="a1")
+    _turns(store, make_memory, _episode(store, "elsewhere"), ["seven"], realm="elsewhere")
+    store.insert([(make_memory("no episode"), None)])
+    assert store.episode_members(Scope("work")) == {first: [*mine, *theirs], second: later}
+    assert store.episode_members(Scope("work", agent_id="a1")) == {first: mine, second: later}
+    store.set_deleted(mine[1], int(time.time() * 1000))
+    store.purge(later[0])
+    store.purge(later[1])
+    assert store.episode_members(Scope("work", agent_id="a1")) == {first: [mine[0], mine[2]]}
+    assert store.episode_members(Scope("nowhere")) == {}
 
 
 def test_forget_restore_and_purge_keep_the_links_in_step(store, make_memory) -> None:

@@ -15,7 +15,7 @@ from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_WEIGHTS
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
 KNOWN_LANES = frozenset(
-    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr"}
+    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr", "ep"}
 )
 #: Fusion modes: reciprocal-rank (default) and relative score fusion (recall/fusion.py).
 FUSIONS = ("rrf", "rsf")
@@ -122,11 +122,12 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
-        # Every lane built but xr: hdc and graph at half weight (docs/benchmarks.md has the
-        # figures), ctx and common as in hybrid. xr leaves the realm, so only cross_realm adds
-        # it, whatever the strategy (README: nothing from another scope unless asked).
+        # Every lane built but xr: hdc, graph and ep at half weight (docs/benchmarks.md has
+        # the figures; ep lowered both sets' recall@10 inside hybrid), ctx and common as in
+        # hybrid. xr leaves the realm, so only cross_realm adds it, whatever the strategy
+        # (README: nothing from another scope unless asked).
         "field": _preset(
-            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, graph=0.5, ctx=0.5, common=0.3
+            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, graph=0.5, ctx=0.5, common=0.3, ep=0.5
         ),  # fmt: skip
     }
 )

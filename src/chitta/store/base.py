@@ -130,6 +130,11 @@ class Store(Protocol):
         """Live memories within ``span`` places of ``memory_id`` in its episode, with their
         distance (1: the turn just before or after), in id order."""
 
+    def episode_members(self, scope: Scope) -> dict[str, list[str]]:
+        """The live memories of ``scope`` that belong to an episode, by episode: each
+        episode's ids in the order they were stored. Episodes with no live memory of the
+        scope are left out."""
+
     # --- access history, co-access, replications ---------------------------------------------
 
     def record_access(self, record: AccessRecord) -> None:

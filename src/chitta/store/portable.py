@@ -53,3 +53,18 @@ def episode_neighbours(
     near = [(r[0], d) for d, r in enumerate(before, 1)]
     near += [(r[0], d) for d, r in enumerate(after, 1)]
     return sorted(near, key=lambda item: item[0])
+
+
+def episode_members(read: Read, mark: str, scope: Scope) -> dict[str, list[str]]:
+    """The live memories of ``scope`` that belong to an episode, by episode, each episode's
+    in the order they were stored (the episode lane's units)."""
+    where, params = scope_condition(scope, mark=mark)
+    rows = read(
+        f"SELECT episode_id, id FROM memories WHERE {where} AND deleted_at IS NULL "
+        "AND episode_id IS NOT NULL ORDER BY episode_id, id",
+        params,
+    )
+    members: dict[str, list[str]] = {}
+    for episode, memory_id in rows:
+        members.setdefault(episode, []).append(memory_id)
+    return members

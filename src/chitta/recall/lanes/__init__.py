@@ -11,6 +11,7 @@ from __future__ import annotations
 from chitta.recall.lanes.base import Lane, LaneContext
 from chitta.recall.lanes.common import CommonWordLane
 from chitta.recall.lanes.ctx import ContextLane
+from chitta.recall.lanes.ep import EpisodeLane
 from chitta.recall.lanes.graph import GraphLane
 from chitta.recall.lanes.hdc import HdcLane
 from chitta.recall.lanes.kw import KeywordLane
@@ -28,11 +29,12 @@ LANES: dict[str, Lane] = {
         CrossRealmLane(),
         GraphLane(),
         ContextLane(),
+        EpisodeLane(),
         CommonWordLane(),
     )
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
-NEEDS_VECTOR = frozenset({"sem", "hdc", "xr"})
+NEEDS_VECTOR = frozenset({"sem", "hdc", "xr", "ep"})
 #: Lanes that find memories outside the recall's scope (marked as such): what only they found
 #: never seeds the derived lanes, which would otherwise score it as if it were in scope.
 OUTSIDE_SCOPE = frozenset({"xr"})

@@ -524,6 +524,9 @@ class PostgresStore:
     ) -> list[tuple[str, int]]:
         return portable.episode_neighbours(self._read, "%s", memory_id, span, episode)
 
+    def episode_members(self, scope: Scope) -> dict[str, list[str]]:
+        return portable.episode_members(self._read, "%s", scope)
+
     # --- access history, co-access, replications ---------------------------------------------
 
     def record_access(self, record: AccessRecord) -> None:

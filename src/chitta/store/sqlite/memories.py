@@ -10,7 +10,7 @@ import numpy as np
 
 from chitta.errors import MemoryNotFound
 from chitta.store import portable
-from chitta.store.records import Episode, Memory, Source
+from chitta.store.records import Episode, Memory, Scope, Source
 from chitta.store.sqlite import ann_sidecar
 from chitta.store.sqlite.connection import Connection, locked_write
 from chitta.store.sqlite.rows import (
@@ -262,6 +262,10 @@ class Memories(Connection):
         """Live memories near ``memory_id`` in its episode, with their distance
         (store/portable.py)."""
         return portable.episode_neighbours(self._query, "?", memory_id, span, episode)
+
+    def episode_members(self, scope: Scope) -> dict[str, list[str]]:
+        """Live memories of ``scope`` by episode, in stored order (store/portable.py)."""
+        return portable.episode_members(self._query, "?", scope)
 
     def session_recent(self, session: str, n: int) -> list[str]:
         """The ``n`` newest live memories whose source names ``session``, newest first."""
