@@ -13,6 +13,14 @@ common words included: a name the store never saw is the clearest sign it cannot
 the memories the recall ranked. On LoCoMo it separates answerable from unanswerable questions
 with an AUROC of 0.98 (docs/benchmarks.md, "Honest recall").
 
+The same cosine does not mean the same in every store: the best of a few hundred chat turns is
+often a near miss, the best of one memory is not. So the fit is made on the cosine less what
+the store's size alone would lend it, ``raw − spread·√(2 ln N)`` for a realm of ``N`` live
+memories: the expected maximum of ``N`` unrelated cosines grows as ``σ·√(2 ln N)`` (the
+extreme value of ``N`` Gaussian draws; Cramér 1946, Leadbetter et al. 1983), and ``spread``
+is fitted with the Platt slope (a logistic over both) on stores of one to five memories beside
+the benchmark's conversations (issue 19).
+
 Pure functions: the fits (Newton's method on the logistic log-likelihood), the expected
 calibration error (Guo et al. 2017, ten equal-width bins) and AUROC (Mann–Whitney U).
 """
@@ -30,8 +38,9 @@ from chitta.errors import BadArgument
 
 KNOWN = "KNOWN"
 UNKNOWN = "UNKNOWN"
-#: What the raw value is; a stored fit of another feature is not applied to this one.
-FEATURE = "max-cosine-v1"
+#: What the fitted value is; a stored fit of another feature is not applied to this one
+#: ("max-cosine-v1" was the raw cosine alone, before the store's size was allowed for).
+FEATURE = "max-cosine-by-size-v2"
 #: Bins of the expected calibration error.
 ECE_BINS = 10
 #: Fewer pairs than this, or only one outcome among them, cannot be fitted.
@@ -40,10 +49,12 @@ MIN_PAIRS = 10
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """A Platt fit of the raw maximum relevance, the band threshold and the display refit.
+    """A Platt fit of the size-adjusted maximum relevance, the band threshold and the display
+    refit.
 
-    ``p = sigmoid(a·raw + b)``; KNOWN when ``p >= threshold``; the percentage shown is
-    ``100·sigmoid(display_a·logit(p) + display_b)`` (identity: 1 and 0).
+    ``p = sigmoid(a·(raw − spread·√(2 ln N)) + b)`` for a realm of ``N`` memories; KNOWN when
+    ``p >= threshold``; the percentage shown is ``100·sigmoid(display_a·logit(p) +
+    display_b)`` (identity: 1 and 0). ``spread`` 0: the raw cosine alone.
     """
 
     a: float
@@ -57,9 +68,11 @@ class Calibration:
     feature: str = FEATURE
     #: The embedding model whose cosines were fitted (its identity's name); None: unknown.
     model: str | None = None
+    #: How much of the cosine a realm's size alone lends (see the module), 0 or more.
+    spread: float = 0.0
 
     def __post_init__(self) -> None:
-        numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b)
+        numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b, self.spread)
         if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                    for v in numbers):  # fmt: skip
             raise BadArgument("a calibration's coefficients must be finite numbers")
@@ -76,6 +89,9 @@ class Calibration:
         if self.a <= 0 or self.display_a <= 0:
             # A negative slope would say: the more alike, the less it knows.
             raise BadArgument("a calibration's slopes must be positive")
+        if self.spread < 0:
+            # A negative spread would say: the bigger the store, the more a cosine means.
+            raise BadArgument("a calibration's spread must not be negative")
 
     @property
     def is_default(self) -> bool:
@@ -163,9 +179,21 @@ def logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def confidence(raw: float, fit: Calibration) -> Confidence:
-    """The calibrated value, band and displayed chance of a raw maximum relevance."""
-    p = sigmoid(fit.a * raw + fit.b)
+def size_term(size: int) -> float:
+    """``√(2 ln N)``: how the expected best of ``N`` unrelated cosines grows, in units of
+    their spread (0 for a store of one memory, or none)."""
+    return math.sqrt(2 * math.log(size)) if size > 1 else 0.0
+
+
+def adjusted(raw: float, size: int, spread: float) -> float:
+    """The maximum relevance less what a realm of ``size`` memories alone lends it."""
+    return raw - spread * size_term(size)
+
+
+def confidence(raw: float, fit: Calibration, size: int = 1) -> Confidence:
+    """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
+    of ``size`` live memories (it does not matter to a fit of spread 0)."""
+    p = sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.b)
     shown = sigmoid(fit.display_a * logit(p) + fit.display_b)
     band = KNOWN if p >= fit.threshold else UNKNOWN
     return Confidence(raw=raw, calibrated=p, shown=shown, band=band, source=fit.source)
@@ -187,28 +215,52 @@ def fit_logistic(x: Sequence[float], y: Sequence[float], *, iters: int = 50) -> 
     with Platt's (1999) targets: a positive counts as ``(N₊ + 1) / (N₊ + 2)`` and a negative
     as ``1 / (N₋ + 2)``, so that a small, perfectly separable set gives a finite slope
     instead of a step."""
-    xs = np.asarray(x, dtype=float)
+    w = _fit_weights([x], y, iters=iters)
+    return float(w[0]), float(w[1])
+
+
+def _fit_weights(columns: Sequence[Sequence[float]], y: Sequence[float], *, iters: int = 50):
+    """The logistic weights of ``columns`` (then the intercept), as :func:`fit_logistic`."""
+    xs = np.asarray(columns, dtype=float).reshape(len(columns), -1)
     outcomes = np.asarray(y, dtype=float)
-    if len(xs) != len(outcomes):
+    if xs.shape[1] != len(outcomes):
         raise BadArgument("a fit needs as many outcomes as values")
-    if len(xs) < MIN_PAIRS:
-        raise BadArgument(f"a fit needs at least {MIN_PAIRS} pairs, got {len(xs)}")
+    if len(outcomes) < MIN_PAIRS:
+        raise BadArgument(f"a fit needs at least {MIN_PAIRS} pairs, got {len(outcomes)}")
     if outcomes.min() == outcomes.max():
         raise BadArgument("a fit needs both outcomes: some hits in the top 3 and some misses")
     positives = outcomes.sum()
     negatives = len(outcomes) - positives
     ys = np.where(outcomes > 0.5, (positives + 1) / (positives + 2), 1 / (negatives + 2))
-    design = np.stack([xs, np.ones_like(xs)], axis=1)
-    w = np.zeros(2)
+    design = np.concatenate([xs.T, np.ones((len(ys), 1))], axis=1)
+    w = np.zeros(design.shape[1])
+    ridge = 1e-6 * np.eye(design.shape[1])
     for _ in range(iters):
         p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -35, 35)))
         grad = design.T @ (p - ys) + 1e-6 * w
-        hess = (design * (p * (1 - p))[:, None]).T @ design + 1e-6 * np.eye(2)
+        hess = (design * (p * (1 - p))[:, None]).T @ design + ridge
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-10:
             break
-    return float(w[0]), float(w[1])
+    return w
+
+
+#: Sizes whose √(2 ln N) spans less than this cannot tell the size's part from the intercept.
+MIN_SIZE_SPAN = 1.0
+
+
+def fit_spread(raw: Sequence[float], sizes: Sequence[int], hit3: Sequence[bool]) -> float | None:
+    """The spread of :func:`adjusted` that a logistic over the cosine and ``√(2 ln N)``
+    finds (``-`` its size weight over its cosine weight, 0 when size comes out helping);
+    None when the sizes are too alike to tell (:data:`MIN_SIZE_SPAN`)."""
+    terms = [size_term(n) for n in sizes]
+    if not terms or max(terms) - min(terms) < MIN_SIZE_SPAN:
+        return None
+    a, d, _ = _fit_weights([raw, terms], [float(h) for h in hit3])
+    if a <= 0:
+        raise BadArgument("the fit came out backwards: higher relevance found fewer gold memories")
+    return max(0.0, float(-d / a))
 
 
 def fit_calibration(
@@ -220,13 +272,25 @@ def fit_calibration(
     threshold: float | None = None,
     unanswerable: Sequence[bool] | None = None,
     model: str | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> Calibration:
-    """A Platt fit of ``hit3`` (the top 3 held a gold memory) against ``raw``, with the
-    display refit over the calibrated logit (:func:`cross_fitted_display`). The band
-    threshold is ``threshold`` if given; else, when ``unanswerable`` marks some questions the
-    store cannot answer, where the two error shares meet (:func:`equal_error_threshold`);
-    else the default's. ``model`` names the embedding model whose cosines ``raw`` holds."""
-    a, b = fit_logistic(raw, [float(h) for h in hit3])
+    """A Platt fit of ``hit3`` (the top 3 held a gold memory) against the maximum relevance
+    ``raw`` in realms of ``sizes`` memories, with the display refit over the calibrated logit
+    (:func:`cross_fitted_display`). The spread is fitted when the sizes differ enough
+    (:func:`fit_spread`), else the default's is kept; without ``sizes`` it is 0 (the raw
+    cosine alone). The band threshold is ``threshold`` if given; else, when ``unanswerable``
+    marks some questions the store cannot answer, where the two error shares meet
+    (:func:`equal_error_threshold`); else the default's. ``model`` names the embedding model
+    whose cosines ``raw`` holds."""
+    if sizes is None:
+        sizes, spread = [1] * len(raw), 0.0
+    else:
+        if len(sizes) != len(raw):
+            raise BadArgument("a fit needs a realm size for every value")
+        found = fit_spread(raw, sizes, hit3)
+        spread = DEFAULT.spread if found is None else found
+    x = [adjusted(r, n, spread) for r, n in zip(raw, sizes, strict=True)]
+    a, b = fit_logistic(x, [float(h) for h in hit3])
     if a <= 0:
         raise BadArgument("the fit came out backwards: higher relevance found fewer gold memories")
     fit = Calibration(
@@ -237,9 +301,10 @@ def fit_calibration(
         pairs=len(raw),
         fitted_at=fitted_at,
         model=model,
+        spread=spread,
     )
-    calibrated = [confidence(r, fit).calibrated for r in raw]
-    display = cross_fitted_display(raw, hit3)
+    calibrated = [sigmoid(a * v + b) for v in x]
+    display = cross_fitted_display(x, hit3)
     if display is not None:
         fit = replace(fit, display_a=display[0], display_b=display[1])
     mixed = unanswerable is not None and any(unanswerable) and not all(unanswerable)
@@ -253,7 +318,8 @@ DISPLAY_FOLDS = 5
 
 
 def cross_fitted_display(raw: Sequence[float], hit3: Sequence[bool]) -> tuple[float, float] | None:
-    """The display refit, learnt from how a Platt fit does on data it was not fitted on.
+    """The display refit, learnt from how a Platt fit does on data it was not fitted on
+    (``raw``: the values the fit is made on, size-adjusted).
 
     Refitted on the very values it was fitted on, a Platt fit's logit maps onto itself (the
     refit is the identity). So each fold's values are calibrated by a fit of the other folds
@@ -281,10 +347,13 @@ def refit_display(
     *,
     source: str,
     fitted_at: str | None = None,
+    sizes: Sequence[int] | None = None,
 ) -> Calibration:
-    """``fit`` with only its displayed percentage refitted to these observations: the band
-    (a, b, threshold) is kept, as the seed keeps it on the broadly fitted raw value."""
-    calibrated = [confidence(r, fit).calibrated for r in raw]
+    """``fit`` with only its displayed percentage refitted to these observations (in realms
+    of ``sizes`` memories; None: one each): the band (a, b, spread, threshold) is kept, as
+    the seed keeps it on the broadly fitted raw value."""
+    counts = [1] * len(raw) if sizes is None else sizes
+    calibrated = [confidence(r, fit, n).calibrated for r, n in zip(raw, counts, strict=True)]
     da, db = fit_logistic([logit(p) for p in calibrated], [float(h) for h in hit3])
     if da <= 0:
         raise BadArgument("the refit came out backwards: higher confidence found fewer gold")
