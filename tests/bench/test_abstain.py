@@ -102,12 +102,20 @@ def test_the_command_fits_on_some_conversations_and_measures_on_the_others(
     assert proc.returncode == 0, proc.stderr
     record = json.loads(out.read_text())
     assert record["fit_on"] == ["conv-a", "conv-b"]
+    # Held out: the two stores' own 12 and 12 of the others', and a small store per own
+    # question (its gold turns and a few others), asked it and one unanswerable question.
     held = record["held_out"]
-    assert held["questions"] == {"answerable": 12, "unanswerable": 12}
+    assert held["questions"] == {"answerable": 24, "unanswerable": 24}
+    parts = record["sets"]["tiny"]
+    assert parts["stores"]["fitted"]["questions"] == {"answerable": 12, "unanswerable": 12}
+    assert parts["small stores"]["fitted"]["questions"] == {"answerable": 12, "unanswerable": 12}
+    small = [p for p in record["pairs"] if p["small"]]
+    assert small and all(1 <= p["size"] <= 5 for p in small)
+    assert all(p["size"] > 5 for p in record["pairs"] if not p["small"])
     assert 0.5 <= held["auroc"] <= 1.0
     assert set(held["bands"]) == set(held["bands_answerable"]) == {"KNOWN", "UNKNOWN"}
-    assert len(record["pairs"]) == 48 and {"raw", "hit3", "answerable"} <= set(record["pairs"][0])
-    assert "| held-out, fitted calibration | 12 / 12 |" in out.with_suffix(".md").read_text()
+    assert {"raw", "hit3", "answerable", "size"} <= set(record["pairs"][0])
+    assert "| held-out, fitted calibration | 24 / 24 |" in out.with_suffix(".md").read_text()
     # Held out alone, conv-d has nobody to borrow unanswerable questions from: the figures
     # cannot be made, the command says why, and the recalls are still written.
     lonely = subprocess.run(

@@ -1,10 +1,21 @@
 """The abstention benchmark: does chitta know when its store cannot answer? (issue 6)
 
-Built from a LoCoMo-format file. Each conversation is a realm of one store. It is asked
-- its own questions (categories 1–4, with gold turns): *answerable*, the gold is in the store;
+Built from a LoCoMo-format file (LoCoMo, or LongMemEval written in its format). Each
+conversation is a realm of one store. It is asked
+- its own questions (with gold turns; LoCoMo's categories 1–4, adversarial aside; every
+  LongMemEval type): *answerable*, the gold is in the store;
 - a fixed sample of the other conversations' questions whose named people and things never
   occur in this realm: *unanswerable* here. The names are the question's capitalised words
-  (question words aside) and the speakers of its gold turns; every one must be absent.
+  (question words aside) and the speakers of its gold turns when the speakers are people
+  (LoCoMo's); every one must be absent. LongMemEval's speakers are the roles ``user`` and
+  ``assistant``, present in every chat, so there only the question's own names count, and a
+  question that names nothing ("What degree did I graduate with?") is never taken as
+  unanswerable elsewhere: another user's chats may well mention a degree.
+
+Beside each set's conversations, *small stores* (:func:`small_stores`): a realm of one to
+five memories — a question's gold turns and a few other turns of its conversation — asked that
+question (answerable) and one of the conversation's unanswerable ones, so that the
+calibration is fitted and measured on stores of a user's first steps too.
 
 Each question is recalled once (hybrid, limit 10) and leaves a :class:`Probe`: the raw
 maximum relevance, whether the top 3 holds a gold turn, recall@10, and what the admission
@@ -20,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
-from chitta.bench.locomo import Conversation, Dataset, Question
+from chitta.bench.locomo import LOCOMO, Conversation, Dataset, Question
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score
 from chitta.config import DEFAULT_REALM
@@ -31,6 +42,11 @@ from chitta.recall.confidence.gate import GateSettings, Turn, admit, relaxed
 #: Unanswerable questions asked of each store (a fixed, seeded sample of those eligible).
 PER_STORE = 150
 LIMIT = 10
+#: Small stores per set and half (:func:`small_stores`), and their largest size.
+SMALL_STORES = 60
+SMALL_MAX = 5
+#: Speakers that are roles, not people: present in every chat, they name nothing.
+_ROLES = frozenset(["user", "assistant", "system"])
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
 _QUESTION_WORDS = frozenset(
     [
@@ -70,6 +86,7 @@ class AbstainQuestion:
     realm: str  # the store (realm) it is asked of
     question: Question
     answerable: bool
+    small: bool = False  # asked of a small store (small_stores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +104,27 @@ class Probe:
     hits: tuple[dict, ...]  # per hit: turn id, shared tokens, kw_norm
     distinctive: tuple[str, ...]
     terse: bool
+    size: int = 0  # the realm's live memories
+    dataset: str = ""  # the set it belongs to (set_name)
+    small: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def names_in(question: Question, speakers: dict[str, str]) -> set[str]:
-    """The people and things a question names: its capitalised words, its gold speakers."""
+    """The people and things a question names: its capitalised words, its gold speakers
+    (unless they are roles such as ``user``)."""
     words = {w.lower() for w in _NAME.findall(question.question)} - _QUESTION_WORDS
-    return words | {speakers[g].lower() for g in question.gold if g in speakers}
+    people = {speakers[g].lower() for g in question.gold if g in speakers}
+    return words | (people - _ROLES)
+
+
+def answerable_questions(dataset: Dataset) -> list[Question]:
+    """The questions with gold turns a store is asked: LoCoMo's categories 1–4 (adversarial
+    questions have no answer); every question of another dataset."""
+    wanted = (1, 2, 3, 4) if dataset.categories is LOCOMO else None
+    return [q for q in dataset.questions if q.gold and (wanted is None or q.category in wanted)]
 
 
 def build_set(
@@ -111,7 +140,7 @@ def build_set(
     question is seen both where a calibration is fitted and where it is measured."""
     group_of = {sid: i for i, group in enumerate(groups) for sid in group}
     out: list[AbstainQuestion] = []
-    eligible = [q for q in dataset.questions if q.gold and q.category in (1, 2, 3, 4)]
+    eligible = answerable_questions(dataset)
     speakers = {(c.sample_id, t.id): t.speaker for c in dataset.conversations for t in c.turns}
     for conversation in dataset.conversations:
         realm = realm_for(conversation.sample_id)
@@ -138,8 +167,66 @@ def build_set(
     return out
 
 
-def probe(recall: Callable[[str, str], dict], item: AbstainQuestion, turn_of: dict) -> Probe:
-    """Recall one question (``recall(query, realm)`` returns the JSON shape of a recall)."""
+def small_realm(sample_id: str, index: int) -> str:
+    return realm_for(f"small-{sample_id}-{index}")
+
+
+def small_stores(
+    dataset: Dataset,
+    items: Sequence[AbstainQuestion],
+    per_group: int = SMALL_STORES,
+    groups: Sequence[set[str]] = (),
+) -> tuple[list[tuple[str, Conversation]], list[AbstainQuestion]]:
+    """Up to ``per_group`` small stores per group of conversations (all: one group), and the
+    questions they are asked.
+
+    Each is drawn (seeded) from an answerable question of ``items`` with at most
+    :data:`SMALL_MAX` gold turns whose conversation has unanswerable questions in ``items``:
+    its gold turns and, to a size drawn from 1 to :data:`SMALL_MAX`, other turns of its
+    conversation. It is asked that question and one of the conversation's unanswerable ones
+    (what names nothing in the whole conversation names nothing in a part of it). Returns
+    the stores as (realm, the conversation cut to those turns) and the questions."""
+    by_id = {c.sample_id: c for c in dataset.conversations}
+    unanswerable: dict[str, list[Question]] = {}
+    for item in items:
+        if not item.answerable and not item.small:
+            unanswerable.setdefault(item.realm, []).append(item.question)
+    candidates = [i.question for i in items if i.answerable and not i.small
+                  and len(set(i.question.gold)) <= SMALL_MAX
+                  and unanswerable.get(realm_for(i.question.conversation))]  # fmt: skip
+    parts = [set(g) for g in groups] or [set(by_id)]
+    stores: list[tuple[str, Conversation]] = []
+    asked: list[AbstainQuestion] = []
+    for part in parts:
+        pool = [q for q in candidates if q.conversation in part]
+        rng = random.Random(f"small-{dataset.path}-{sorted(part)}")
+        rng.shuffle(pool)
+        for q in pool[:per_group]:
+            conversation = by_id[q.conversation]
+            gold = set(q.gold)
+            size = max(len(gold), rng.randint(1, SMALL_MAX))
+            rest = [t for t in conversation.turns if t.id not in gold]
+            keep = gold | {t.id for t in rng.sample(rest, min(len(rest), size - len(gold)))}
+            turns = tuple(t for t in conversation.turns if t.id in keep)
+            realm = small_realm(q.conversation, q.index)
+            stores.append((realm, Conversation(conversation.sample_id, turns,
+                                               conversation.sessions, ())))  # fmt: skip
+            other = rng.choice(unanswerable[realm_for(q.conversation)])
+            asked += [AbstainQuestion(realm, q, True, small=True),
+                      AbstainQuestion(realm, other, False, small=True)]  # fmt: skip
+    return stores, asked
+
+
+def probe(
+    recall: Callable[[str, str], dict],
+    item: AbstainQuestion,
+    turn_of: dict,
+    *,
+    size: int = 0,
+    dataset: str = "",
+) -> Probe:
+    """Recall one question (``recall(query, realm)`` returns the JSON shape of a recall) of
+    a realm of ``size`` live memories."""
     data = recall(item.question.question, item.realm)
     ranked = [turn_of.get(h["id"], "") for h in data["hits"]]
     gold = item.question.gold if item.answerable else ()
@@ -165,6 +252,9 @@ def probe(recall: Callable[[str, str], dict], item: AbstainQuestion, turn_of: di
         hits=hits,
         distinctive=tuple(data["turn"]["distinctive"]),
         terse=data["turn"]["terse_negation"],
+        size=size,
+        dataset=dataset,
+        small=item.small,
     )
 
 
@@ -198,7 +288,7 @@ def measure(
     if all(p.answerable for p in probes) or not any(p.answerable for p in probes):
         raise BadArgument("the abstention figures need both answerable and unanswerable "
                           "questions; this set has only one kind")  # fmt: skip
-    conf = [calib.confidence(p.raw, fit) for p in probes]
+    conf = [calib.confidence(p.raw, fit, p.size) for p in probes]
     p_cal = [c.calibrated for c in conf]
     hit = [p.hit3 for p in probes]
     answerable = [p.answerable for p in probes]

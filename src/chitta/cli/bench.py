@@ -237,6 +237,9 @@ def _command_line() -> str:
         value = ctx.params[name]
         if isinstance(value, bool):
             words.append(flag)
+        elif isinstance(value, tuple):  # an option given more than once
+            for item in value:
+                words += [flag, without_password(str(item))]
         elif value is not None:  # a database URL without its password
             words += [flag, without_password(str(value))]
     return shlex.join(words)

@@ -73,10 +73,12 @@ def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
         current = chitta.calibration
         source = f"percentage refitted on {source}; band fit: {current.source}"
         return calib.refit_display(current, [q.raw for q in pairs], [q.hit3 for q in pairs],
-                                   source=source, fitted_at=now), pairs  # fmt: skip
+                                   source=source, fitted_at=now,
+                                   sizes=[q.size for q in pairs]), pairs  # fmt: skip
     fit_with = partial(
         calib.fit_calibration, [q.raw for q in pairs], [q.hit3 for q in pairs],
         model=chitta.embedder.identity().name, source=source, fitted_at=now,
+        sizes=[q.size for q in pairs],
     )  # fmt: skip
     if threshold is not None:
         return fit_with(threshold=threshold), pairs
@@ -89,7 +91,7 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
 
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:
-        calibrated = [calib.confidence(q.raw, fit) for q in pairs]
+        calibrated = [calib.confidence(q.raw, fit, q.size) for q in pairs]
         hits = [q.hit3 for q in pairs]
         data["fitted_on"] = {
             "queries": len(pairs),

@@ -254,7 +254,8 @@ def _assess(
     sure = None
     if whole is not None:
         vectors = [reads.vectors[i] for i in relevant if i in reads.vectors]
-        sure = confidence(max_relevance(whole, vectors), calibration)
+        # The realm's size: the same cosine means more in a store of a few memories.
+        sure = confidence(max_relevance(whole, vectors), calibration, stats.size(realm))
     held = reads.matches
     shared = {h.memory.id: tuple(w for w in turn.distinctive if w in held.get(h.memory.id, ()))
               for h in hits}  # fmt: skip

@@ -141,3 +141,48 @@ def test_the_words_say_the_band_the_percentage_and_a_default_fit() -> None:
     unknown = calib.confidence(0.1, own)
     assert unknown.words().startswith("UNKNOWN (") and "chitta calibrate" not in unknown.words()
     assert unknown.as_dict()["band"] == "UNKNOWN"
+
+
+def test_a_ceiling_is_found_where_the_hits_plateau_and_not_where_they_do_not() -> None:
+    rnd = random.Random(3)
+    raw = [rnd.uniform(0.0, 1.0) for _ in range(4000)]
+    plateau = [rnd.random() < 0.55 * calib.sigmoid(12 * x - 5) for x in raw]
+    a, b, c = calib.fit_ceiling(raw, plateau)
+    assert c == pytest.approx(0.55, abs=0.05) and a == pytest.approx(12, rel=0.3)
+    fit = calib.fit_calibration(raw, plateau, source="t")
+    assert fit.ceiling == c and calib.confidence(1.0, fit).calibrated <= c
+    assert calib.fit_calibration(raw, plateau, source="t", ceiling=False).ceiling == 1.0
+    free, hits = _synthetic(4000)
+    assert calib.fit_ceiling(free, hits)[2] >= 0.95
+
+
+def test_the_spread_is_fitted_from_stores_of_different_sizes() -> None:
+    rnd = random.Random(5)
+    raw, sizes, hits = [], [], []
+    for _ in range(3000):
+        size = rnd.choice([1, 3, 5, 500, 700])
+        x = rnd.uniform(-0.1, 0.8)
+        # True chance: a logistic in the cosine less 0.08·√(2 ln N).
+        hits.append(rnd.random() < calib.sigmoid(10 * calib.adjusted(x, size, 0.08) - 2))
+        raw.append(x)
+        sizes.append(size)
+    assert calib.fit_spread(raw, sizes, hits) == pytest.approx(0.08, abs=0.02)
+    assert calib.fit_spread(raw, [600] * len(raw), hits) is None  # one size: cannot tell
+    fit = calib.fit_calibration(raw, hits, sizes=sizes, source="t")
+    assert fit.spread == pytest.approx(0.08, abs=0.02)
+    # Without sizes the fit is of the raw cosine alone; with one size, the default's spread.
+    assert calib.fit_calibration(raw, hits, source="t").spread == 0.0
+    one = calib.fit_calibration(raw, hits, sizes=[600] * len(raw), source="t")
+    assert one.spread == calib.DEFAULT.spread
+
+
+def test_a_stored_fit_of_before_the_size_and_ceiling_still_reads() -> None:
+    old = {"a": 9.87, "b": -6.27, "threshold": 0.18, "display_a": 1.0, "display_b": 0.0,
+           "source": "golden", "pairs": 40, "fitted_at": None, "feature": "max-cosine-v1",
+           "model": None}  # fmt: skip
+    fit = calib.Calibration.from_json(json.dumps(old))
+    assert fit.feature == "max-cosine-v1" != calib.FEATURE  # read, but not applied (api.py)
+    assert fit.spread == 0.0 and fit.ceiling == 1.0
+    for bad in ({"ceiling": 0.0}, {"ceiling": 1.5}, {"spread": -0.1}):
+        with pytest.raises(BadArgument):
+            calib.Calibration.from_json(json.dumps({**old, **bad}))

@@ -83,16 +83,20 @@ def test_pairs_from_a_benchmark_run(tmp_path: Path) -> None:
         json.dumps(
             {
                 "pairs": [
-                    {"raw": 0.5, "hit3": True, "answerable": True},
-                    {"raw": 0.1, "hit3": False, "answerable": False},
+                    {"raw": 0.5, "hit3": True, "answerable": True, "size": 600},
+                    {"raw": 0.1, "hit3": False, "answerable": False, "size": 3},
                 ]
             }
         )
     )
-    assert [(p.raw, p.hit3, p.unanswerable) for p in pairs_from_run(run)] == [
-        (0.5, True, False),
-        (0.1, False, True),
+    assert [(p.raw, p.hit3, p.unanswerable, p.size) for p in pairs_from_run(run)] == [
+        (0.5, True, False, 600),
+        (0.1, False, True, 3),
     ]
+    # A run from before the realm sizes were kept cannot fit a size-adjusted calibration.
+    run.write_text(json.dumps({"pairs": [{"raw": 0.5, "hit3": True, "answerable": True}]}))
+    with pytest.raises(BadArgument, match="no realm sizes"):
+        pairs_from_run(run)
     run.write_text(json.dumps({"systems": {}}))
     with pytest.raises(BadArgument, match="no 'pairs'"):
         pairs_from_run(run)

@@ -39,11 +39,13 @@ class GoldenQuery:
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """One calibration observation: the raw maximum relevance and what the top 3 held."""
+    """One calibration observation: the raw maximum relevance, what the top 3 held, and how
+    many live memories the realm asked had."""
 
     raw: float
     hit3: bool
     unanswerable: bool
+    size: int = 1
 
 
 def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
@@ -101,12 +103,14 @@ def measure(
                     f"{known[g].realm!r}, but the query asks realm {q.realm!r}"
                 )
     pairs = []
+    stats = chitta.store.term_stats()
     for q in queries:
         result = chitta.recall(q.query, realm=q.realm, limit=LIMIT, record=False)
         if result.confidence is None:  # hybrid always embeds; kept for a clear error
             raise BadArgument("the recall gave no maximum relevance to calibrate")
         top3 = {h.memory.id for h in result.hits[:3]}
-        pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold))
+        pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold,
+                          stats.size(q.realm)))  # fmt: skip
         if progress is not None:
             progress(len(pairs), len(queries))
     return pairs
@@ -122,6 +126,18 @@ def pairs_from_run(path: Path) -> list[Pair]:
     if not isinstance(rows, list) or not rows:
         raise BadArgument(f"{path} has no 'pairs': is it a `chitta bench abstain` results file?")
     try:
-        return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"]) for r in rows]
-    except (KeyError, TypeError, ValueError) as exc:
+        return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"], _size(r["size"]))
+                for r in rows]  # fmt: skip
+    except KeyError as exc:
+        if exc.args == ("size",):
+            raise BadArgument(f"{path} gives no realm sizes: it comes from an older "
+                              "`chitta bench abstain`; run it again") from None  # fmt: skip
         raise BadArgument(f"{path}: a pair is malformed ({exc!r})") from None
+    except (TypeError, ValueError) as exc:
+        raise BadArgument(f"{path}: a pair is malformed ({exc!r})") from None
+
+
+def _size(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"a realm size must be a whole number, got {value!r}")
+    return value
