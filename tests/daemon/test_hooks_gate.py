@@ -23,7 +23,6 @@ import pytest
 
 from chitta.daemon.client import DaemonClient
 from chitta.hooks.lanes import HYB_LIMIT
-from chitta.recall.confidence.gate import RELAX_MIN_RAW
 
 DEMO, GARDEN, DEFAULT = "demo", "garden", "default"
 SESSION, GARDEN_SESSION = "s-demo", "s-garden"
@@ -320,40 +319,17 @@ def test_admit_debug_prints_one_line_per_row_and_no_memory_text(module_home, ids
     assert "[chitta]" not in out.stdout and "admitted" not in out.stdout
 
 
-def test_a_small_realm_admits_sem_and_ctx_rows_sharing_a_word(module_home, ids) -> None:
-    reply = recall(module_home, RAIN_BARREL, GARDEN, limit=HYB_LIMIT)
-    conf = reply["confidence"]
-    assert conf["band"] == "UNKNOWN" and conf["raw"] >= RELAX_MIN_RAW, conf
-    assert len(reply["hits"]) < HYB_LIMIT  # the page comes back short
-    out = prompt(module_home, RAIN_BARREL, realm=GARDEN, session=GARDEN_SESSION,
-                 CHITTA_ADMIT_DEBUG="1")  # fmt: skip
-    assert out.code == 0
-    assert out.band == "UNKNOWN"
-    verdicts = out.verdicts()
-    assert {v["relaxed"] for v in verdicts} == {"yes"}
-    relaxed = [v for v in verdicts if v["lane"] in ("sem", "ctx")]
-    assert {v["lane"] for v in relaxed} == {"sem", "ctx"}
-    for v in relaxed:
-        expected = (
-            ("admitted", "small-realm") if v["id"] == ids["compost"]
-            else ("dropped", "no-shared-token")
-        )  # fmt: skip
-        assert (v["state"], v["reason"]) == expected, v
-    assert "unknown-silenced" not in out.dropped()
-    # The compost memory is shown once (under hyb, the first lane); the others not at all.
-    assert ("hyb", ids["compost"]) in out.memories()
-    assert not out.ids() & {ids["tomatoes"], ids["basil"]}
-
-
-def test_the_default_realm_is_never_relaxed(module_home, ids) -> None:
-    reply = recall(module_home, RAIN_BARREL, DEFAULT, limit=HYB_LIMIT)
-    conf = reply["confidence"]
-    assert conf["band"] == "UNKNOWN" and conf["raw"] >= RELAX_MIN_RAW, conf
-    assert len(reply["hits"]) < HYB_LIMIT
-    out = prompt(module_home, RAIN_BARREL, realm=DEFAULT, session=GARDEN_SESSION,
-                 CHITTA_ADMIT_DEBUG="1")  # fmt: skip
-    verdicts = out.verdicts()
-    assert {v["relaxed"] for v in verdicts} == {"no"}
-    silenced = [v for v in verdicts if v["lane"] in ("sem", "ctx")]
-    assert silenced and all(v["reason"] == "unknown-silenced" for v in silenced)
-    assert ("hyb", ids["default-compost"]) in out.memories()
+def test_a_small_realm_knows_what_its_few_memories_hold(module_home, ids) -> None:
+    """Three memories, one naming the rain barrel: the calibration counts the realm's size
+    (issue 19), so the question reads KNOWN and the compost memory leads. (Under the old,
+    size-blind fit it read UNKNOWN, and the gate's small-realm relaxation had to rescue the
+    row; that rule is still there for a store's own fit, and tests/recall/confidence/
+    test_gate.py replays it.)"""
+    for realm, name in ((GARDEN, "compost"), (DEFAULT, "default-compost")):
+        reply = recall(module_home, RAIN_BARREL, realm, limit=HYB_LIMIT)
+        assert reply["confidence"]["band"] == "KNOWN", reply["confidence"]
+        assert reply["hits"][0]["id"] == ids[name]
+        out = prompt(module_home, RAIN_BARREL, realm=realm, session=GARDEN_SESSION)
+        assert out.code == 0 and out.band == "KNOWN"
+        assert ("hyb", ids[name]) in out.memories()
+        assert not set(out.dropped()) & GATE_CAUSES  # KNOWN: the gate drops nothing
