@@ -5,9 +5,7 @@ The same tokens (FTS5's own tokenizer at write time, store/fts5.py), the same st
 term's df over the same memories), the same formula (store/bm25.py) summed term by term in
 the query's order, and the same order of equal scores (insertion order, SQLite's rowid, here
 ``memories.seq``): for the same content both backends return the same ids with the same
-scores. Plain terms are scored inside PostgreSQL, which returns only the ``limit`` best
-(:func:`_scored`); a search with a phrase (a term of several tokens) reads each term's holders
-from ``kw_postings`` and scores them here (:func:`_scored_here`).
+scores. The holders of each term are read from ``kw_postings``; the scoring runs here.
 """
 
 from __future__ import annotations
@@ -76,75 +74,12 @@ def search(
 ) -> list[tuple[str, float]]:
     """The ``limit`` best kept memories holding any of ``terms``: (id, BM25), best first,
     equal scores oldest first."""
-    unique = list(dict.fromkeys(terms))
-    tokens = [stems(t) for t in unique]
-    if limit <= 0 or not any(tokens):
-        return []
     n, total = statistics(read, realms)
     avgdl = total / n if n else 0.0
-    if all(len(t) <= 1 for t in tokens):
-        plain = [t[0] for t in tokens if t]
-        return _scored(read, plain, realms, keep, limit, column, n, avgdl)
-    return _scored_here(read, unique, realms, keep, limit, column, n, avgdl)
-
-
-#: The BM25 of one (memory, term) pair in SQL, in store/bm25.py's order of operations (the
-#: same IEEE operations in the same order give the same double): ``h.tf`` and ``m.kw_length``
-#: against the parameters idf, k1 + 1, k1, 1 - b, b and avgdl (or 1).
-_PAIR_SCORE = (
-    "greatest(ln(((%s::bigint - d.df)::float8 + 0.5::float8) / (d.df::float8 + 0.5::float8)),"
-    " %s::float8) * ((h.tf * %s::float8) / (h.tf + %s::float8 * (%s::float8 + %s::float8 *"
-    " m.kw_length::float8 / %s::float8)))"
-)
-
-
-def _scored(
-    read: Read,
-    tokens: Sequence[str],
-    realms: Realms,
-    keep: Keep,
-    limit: int,
-    column: str | None,
-    n: int,
-    avgdl: float,
-) -> list[tuple[str, float]]:
-    """:func:`search` for plain terms, scored by PostgreSQL: each term's live holders and
-    their tf, each term's df over them, each kept memory's sum of its terms' scores in the
-    query's order (the aggregate's ``ORDER BY``, so the float sum is SQLite's), the best
-    ``limit``. Only those rows leave the server, however many memories hold the terms."""
-    realm_sql, realm_params = realms.sql("p.realm")
-    col_sql, col_params = ("", []) if column is None else (" AND p.col = %s", [COLUMNS[column]])
-    constants = (n, bm25.MIN_IDF, bm25.K1 + 1, bm25.K1, 1 - bm25.B, bm25.B, avgdl or 1.0)
-    rows = read(
-        "WITH q (term, ord) AS (SELECT * FROM unnest(%s::text[]) WITH ORDINALITY), "
-        "h AS MATERIALIZED (SELECT p.memory_id, q.ord, sum(cardinality(p.positions))::float8"
-        " AS tf FROM q JOIN kw_postings p ON p.term = q.term JOIN memories l ON l.id ="
-        f" p.memory_id WHERE {realm_sql}{col_sql} AND l.deleted_at IS NULL"
-        " GROUP BY p.memory_id, q.ord), "
-        "d AS (SELECT ord, count(*) AS df FROM h GROUP BY ord) "
-        f"SELECT m.id, sum({_PAIR_SCORE} ORDER BY h.ord) AS score, m.seq "
-        f"FROM h JOIN d ON d.ord = h.ord JOIN memories m ON m.id = h.memory_id {keep.join} "
-        f"WHERE {keep.where} GROUP BY m.id, m.seq ORDER BY score DESC, m.seq LIMIT %s",
-        (list(tokens), *realm_params, *col_params, *constants, *keep.params, limit),
-    )
-    return [(r[0], float(r[1])) for r in rows]
-
-
-def _scored_here(
-    read: Read,
-    terms: Sequence[str],
-    realms: Realms,
-    keep: Keep,
-    limit: int,
-    column: str | None,
-    n: int,
-    avgdl: float,
-) -> list[tuple[str, float]]:
-    """:func:`search` when a term is a phrase: every term's holders read, scored here."""
     seqs: list[np.ndarray] = []
     parts: list[np.ndarray] = []
     ids: dict[int, str] = {}
-    for term in terms:
+    for term in dict.fromkeys(terms):
         h = _holders(read, term, realms, keep, column)
         if not len(h.seq):
             continue
@@ -153,7 +88,7 @@ def _scored_here(
         parts.append(np.asarray(part)[h.keep])
         kept = [i for i, k in zip(h.ids, h.keep.tolist(), strict=True) if k]
         ids.update(zip(h.seq[h.keep].tolist(), kept, strict=True))
-    if not seqs:
+    if not seqs or limit <= 0:
         return []
     found, where = np.unique(np.concatenate(seqs), return_inverse=True)
     scores = np.bincount(where, weights=np.concatenate(parts), minlength=len(found))
@@ -162,28 +97,9 @@ def _scored_here(
 
 
 def frequencies(read: Read, terms: Sequence[str], realms: Realms) -> tuple[int, dict[str, int]]:
-    """N and each term's df over the collection, as :func:`search` counts them: plain terms
-    counted by PostgreSQL in one query, phrases from their holders."""
+    """N and each term's df over the collection, as :func:`search` counts them."""
     n, _ = statistics(read, realms)
-    unique = list(dict.fromkeys(terms))
-    plain = {t: stems(t) for t in unique}
-    plain = {t: tokens[0] for t, tokens in plain.items() if len(tokens) == 1}
-    counts: dict[str, int] = {}
-    if plain:
-        realm_sql, realm_params = realms.sql("p.realm")
-        rows = read(
-            "SELECT p.term, count(DISTINCT p.memory_id) FROM kw_postings p JOIN memories m ON "
-            f"m.id = p.memory_id WHERE p.term = ANY(%s) AND {realm_sql} AND m.deleted_at IS "
-            "NULL GROUP BY p.term",
-            (sorted(set(plain.values())), *realm_params),
-        )
-        counts = {term: int(df) for term, df in rows}
-    return n, {
-        t: counts.get(plain[t], 0)
-        if t in plain
-        else len(_holders(read, t, realms, Keep(), None).seq)
-        for t in unique
-    }
+    return n, {t: len(_holders(read, t, realms, Keep(), None).seq) for t in dict.fromkeys(terms)}
 
 
 def _holders(read: Read, term: str, realms: Realms, keep: Keep, column: str | None) -> _Holders:
