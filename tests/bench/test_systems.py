@@ -92,7 +92,7 @@ def test_the_ablation_matrix_runs_each_lane_off_in_turn(tmp_path: Path) -> None:
     made, _ = _build_systems(["chitta"], ["hybrid"], ["tag"], DATA, tmp_path, Console(),
                              matrix=True)  # fmt: skip
     others = [lane for lane in preset("hybrid").lane_weights if lane != "tag"]
-    others += ["scoring", "inhibition"]
+    others += ["scoring", "inhibition", "updates"]
     assert [s.name for s in made] == ["chitta:hybrid-tag"] + [
         f"chitta:hybrid-tag-{lane}" for lane in others
     ]

@@ -1,0 +1,96 @@
+"""Tuning aid (issue 19's rule): many recall configs over both development sets' halves, each
+set's stores built once. Not part of chitta; prints recall@10 and nDCG@10 per set and config,
+and the sum over both sets that the tuning rule compares.
+
+    python benchmarks/tuning/grid.py tune configs.json out.json [--vector-cache DIR]
+
+``configs.json`` maps a name to changes of ``hybrid``: ``{"lanes": {...}}`` for the lane
+weights, any other RecallConfig field by name (``{"rrf_k": 30}``, ``{"common_fraction": null}``).
+The final figures of a decision come from ``chitta bench locomo`` (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import chitta.recall.config as recall_config
+from chitta.bench import environment, locomo
+from chitta.bench.runner import realm_for
+from chitta.bench.score import score
+from chitta.bench.systems.chitta import ChittaStore
+from chitta.bench.turn_vectors import DocumentCache, cache_file
+from chitta.config import EmbedSettings
+from chitta.embed.loader import build_embedder
+
+SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
+
+
+def main() -> None:
+    args = argparse.ArgumentParser()
+    args.add_argument("half", choices=("tune", "held-out"))
+    args.add_argument("configs", type=Path)
+    args.add_argument("out", type=Path)
+    args.add_argument("--vector-cache", type=Path)
+    opts = args.parse_args()
+    configs = json.loads(opts.configs.read_text())
+    base = recall_config.PRESETS["hybrid"]
+    presets = dict(recall_config.PRESETS)
+    for name, spec in configs.items():
+        weights = spec.get("lanes", dict(base.lane_weights))
+        extra = {k: v for k, v in spec.items() if k != "lanes"}
+        presets[name] = replace(base, name=name, lane_weights=MappingProxyType(weights), **extra)
+    recall_config.PRESETS = MappingProxyType(presets)  # preset() reads the module's global
+    inner = build_embedder(EmbedSettings()).inner
+    embedder = inner if opts.vector_cache is None else DocumentCache(
+        inner, cache_file(opts.vector_cache, inner.identity()))  # fmt: skip
+    folder = environment.default_locomo().parent
+    results: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for set_name, file in SETS.items():
+            data = locomo.load(folder / file, select=opts.half)
+            store = ChittaStore(Path(tmp) / set_name, embedder)
+            for conv in data.conversations:
+                store.load(realm_for(conv.sample_id), conv)
+            for name in configs:
+                results.setdefault(name, {})[set_name] = _measure(store, data, name)
+                figures = results[name][set_name]
+                print(set_name, name, figures, flush=True)
+            store.close()
+    opts.out.write_text(json.dumps(results, indent=1))
+    for name, per_set in results.items():
+        total = sum(f["recall@10"] + f["ndcg@10"] for f in per_set.values())
+        sets = " ".join(f"{s}:{f['recall@10']:.4f}/{f['ndcg@10']:.4f}" for s, f in per_set.items())
+        print(f"{name:28s} sum={total:.4f} {sets}")
+
+
+def _measure(store: ChittaStore, data: locomo.Dataset, strategy: str) -> dict:
+    chitta = store.open()
+    rows = []
+    start = time.perf_counter()
+    for conv in data.conversations:
+        realm = realm_for(conv.sample_id)
+        for q in conv.questions:
+            if not q.gold:
+                continue
+            result = chitta.recall(q.question, realm=realm, limit=20, strategy=strategy,
+                                   record=False, now=q.now_ms)  # fmt: skip
+            rows.append((q.category, score([store.turn_of[h.memory.id] for h in result.hits],
+                                           q.gold)))  # fmt: skip
+    out = {m: round(sum(r[m] for _, r in rows) / len(rows), 4) for m in ("recall@10", "ndcg@10")}
+    by_type: dict[int, list[dict]] = {}
+    for category, metrics in rows:
+        by_type.setdefault(category, []).append(metrics)
+    out["by_type"] = {c: [round(sum(m[k] for m in v) / len(v), 3) for k in ("recall@10", "ndcg@10")]
+                      for c, v in sorted(by_type.items())}  # fmt: skip
+    out["s"] = round(time.perf_counter() - start, 1)
+    return out
+
+
+if __name__ == "__main__":
+    main()
