@@ -38,4 +38,4 @@ def test_neighbours_outside_the_scope_are_not_returned(store, stock, context) ->
     turns = stock(["agent turn one", "agent turn two"], agent_id="a1")
     scoped = context(seeds=[turns[0]], scope=Scope("work", agent_id="a2"))
     assert ContextLane(own=0.0).run(scoped) == []  # (a real seed is in scope)
-    assert ContextLane().run(context(seeds=[turns[0]])) == [(turns[1], 1.0)]
+    assert ContextLane(own=0.0).run(context(seeds=[turns[0]])) == [(turns[1], 1.0)]
