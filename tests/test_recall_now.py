@@ -73,9 +73,10 @@ def test_a_bad_now_is_refused_naming_it(trips: Chitta, bad: object) -> None:
         trips.recall("weekend trip", realm="life", now=bad)
 
 
-def test_the_operation_offers_now_to_mcp_the_daemon_and_the_cli() -> None:
+def test_the_operation_offers_now_to_the_daemon_and_the_cli_not_to_mcp() -> None:
+    """An agent asks at the present; ``now`` is for replays and benchmarks, and the MCP tool
+    list has a budget (tests/e2e: what Claude Code is sent)."""
     recall = OPERATIONS["recall"]
-    schema = recall.input_schema()["properties"]["now"]
-    assert schema["type"] == "string" and "now" in schema["description"]
+    assert "now" not in recall.input_schema()["properties"]  # the MCP tool's schema
     [param] = [p for p in recall.params if p.name == "now"]
-    assert param.cli and param.mcp and param.option == "--now"
+    assert param.cli and not param.mcp and param.option == "--now"

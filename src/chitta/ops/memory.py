@@ -245,6 +245,7 @@ RECALL = Operation(
             "When it is asked, if not now; time cues count back from it.",
             cli_help=f"When the question is asked, if not now (recency and time cues count "
             f"back from it); {DATE_HELP}.",
+            mcp=False,  # for replays and benchmarks; an agent asks now (the tool list's budget)
         ),
         VERBOSE,
         # false: leave no access history (cited recall's reads of other stores).
@@ -254,7 +255,7 @@ RECALL = Operation(
     ),  # fmt: skip
     _recall,
     mcp="Memories answering a query, best first: rows [text, id, kind, age, realm if other]; "
-    "newer {id: id of a newer one}; "
+    "newer {old id: newer id}; "
     "band KNOWN or UNKNOWN (then only rows sharing a rare word).",
 )
 
