@@ -255,7 +255,6 @@ RECALL = Operation(
     ),  # fmt: skip
     _recall,
     mcp="Memories answering a query, best first: rows [text, id, kind, age, realm if other]; "
-    "newer {old id: newer id}; "
     "band KNOWN or UNKNOWN (then only rows sharing a rare word).",
 )
 
