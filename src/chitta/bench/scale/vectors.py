@@ -89,8 +89,9 @@ class VectorCache:
             theirs = [k for k in on_disk._rows if k not in self._rows]
             self.truncated |= on_disk.truncated
             if theirs:
-                mine = [k for k in self._new_keys if k not in on_disk._rows]
-                keep = [self._new[i] for i, k in enumerate(self._new_keys) if k in set(mine)]
+                kept = [(k, v) for k, v in zip(self._new_keys, self._new, strict=True)
+                        if k not in on_disk._rows]  # fmt: skip
+                mine, keep = [k for k, _ in kept], [v for _, v in kept]
                 self._rows, self._vectors = on_disk._rows, on_disk._vectors
                 self._new_keys, self._new = mine, keep
                 if not mine:
