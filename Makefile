@@ -16,7 +16,7 @@ $(PY):
 # Reinstalls only when pyproject.toml changes.
 $(STAMP): pyproject.toml | $(PY)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[bench,dev]'
+	$(PIP) install -q -e '.[bench,code,dev]'
 	touch $@
 
 install: $(STAMP)
