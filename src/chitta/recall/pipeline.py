@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
@@ -92,6 +93,12 @@ def recall(
     t = time.perf_counter()
     assessed = _assess(gathered, ranking, stats, config, calibration)
     timing["confidence"] = _ms_since(t)
+    hits, newer = ranking.hits, {}
+    if config.updates:
+        t = time.perf_counter()
+        marked, newer = mark_updates(store, hits, config.newer_first, assessed.vectors)
+        hits = tuple(marked)
+        timing["updates"] = _ms_since(t)
     corrections: tuple[CorrectionMatch, ...] = ()
     if config.corrections:
         t = time.perf_counter()
@@ -109,7 +116,7 @@ def recall(
         query=query,
         strategy=config.name,
         scope=scope,
-        hits=ranking.hits,
+        hits=hits,
         lanes_run=tuple(lane.name for lane in lanes),
         candidates=len(ranking.fused),
         timing_ms=timing,
@@ -122,7 +129,7 @@ def recall(
         shared=MappingProxyType(assessed.shared),
         cue=cue,
         bounded=MappingProxyType(dict(ctx.notes)),
-        newer=MappingProxyType(ranking.newer),
+        newer=MappingProxyType(newer),
     )
 
 
@@ -177,8 +184,6 @@ class Ranking:
     fused: list[Fused]
     hits: tuple[Hit, ...]
     decisions: tuple[Decision, ...]
-    #: Per older hit, the newer memory on the same subject (recall/updates.py).
-    newer: dict[str, str]
 
 
 def _rank(
@@ -204,15 +209,11 @@ def _rank(
         for r in ranked
         if r.outcome == "admitted" and r.memory is not None
     )  # fmt: skip
-    newer: dict[str, str] = {}
-    if config.updates:
-        marked, newer = mark_updates(ctx.store, hits, config.newer_first)
-        hits = tuple(marked)
     decisions = tuple(
         Decision(r.fused.id, r.fused.score, r.fused.lanes, r.outcome, r.final, r.factors)
         for r in ranked
     )  # fmt: skip
-    return Ranking(fused, hits, decisions, newer)
+    return Ranking(fused, hits, decisions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +225,9 @@ class Assessment:
     turn: Turn
     shared: dict[str, tuple[str, ...]]
     ceiling: float | None
+    #: The vectors read: the first candidates' and, when knowledge updates are looked for,
+    #: the hits'.
+    vectors: Mapping[str, np.ndarray]
 
 
 def _assess(
@@ -242,9 +246,12 @@ def _assess(
                      config.common_fraction)  # fmt: skip
     kw = "kw" in gathered.rankings  # only a keyword lane's scores are put on the 0-100 scale
     relevant = [] if whole is None else _relevance_ids(ctx, ranking.fused)
+    wanted = set(relevant)
+    # The knowledge-update stage compares the hits' vectors: read with the others, once.
+    extra = [h.memory.id for h in hits if h.memory.id not in wanted] if config.updates else []
     reads = ctx.store.assessment_reads(AssessmentRequest(
         realm,
-        vectors=relevant,
+        vectors=[*relevant, *extra],
         # The words as the keyword lane matches them (stems, accents folded), for the gate.
         terms=turn.distinctive,
         holders=[h.memory.id for h in hits],
@@ -262,7 +269,7 @@ def _assess(
     ceiling = None
     if kw:
         ceiling = bm25_ceiling(ctx.terms, lambda w: reads.df.get(w, 0), reads.size or 0)
-    return Assessment(sure, turn, shared, ceiling)
+    return Assessment(sure, turn, shared, ceiling, reads.vectors)
 
 
 #: Where queries are embedded, beside the recall's own thread (see recall()).

@@ -131,13 +131,18 @@ H = TypeVar("H", bound=_HasMemory)
 
 
 def mark_updates(
-    store: Store, hits: Sequence[H], move: bool = False
+    store: Store,
+    hits: Sequence[H],
+    move: bool = False,
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[list[H], dict[str, str]]:
     """Each older hit's newer one's id, and ``hits`` in :func:`find_updates`' order when
-    ``move`` (else as ranked)."""
+    ``move`` (else as ranked). ``vectors`` holds the hits' vectors when the caller has read
+    them already (the pipeline's assessment stage); else they are read here."""
     if len(hits) < 2 and not any(h.memory.superseded_by for h in hits):
         return list(hits), {}
-    vectors = store.vectors_for([h.memory.id for h in hits])
+    if vectors is None:
+        vectors = store.vectors_for([h.memory.id for h in hits])
     stats = store.term_stats()
     found = find_updates([item_of(h.memory, vectors.get(h.memory.id), stats) for h in hits])
     return [hits[i] for i in found.order] if move else list(hits), dict(found.newer)
