@@ -46,7 +46,7 @@ def extract(path: str, source: bytes, language: str | None = None) -> FileExtrac
     """Symbols, callsites, imports and bases of the file at ``path`` (repository-relative,
     with ``/``) whose bytes are ``source``; ``language`` as language_for names it, or found
     from the path. Unknown languages, binary and non-UTF-8 files come back ``skipped``."""
-    language = language or language_for(path, source[:_HEAD]) or ""
+    language = language or language_for(path, source) or ""
     if language not in LANGUAGES:
         return _skipped(path, language, source, f"no grammar for this file ({language or path})")
     if b"\0" in source[:_HEAD]:
