@@ -39,3 +39,13 @@ def test_neighbours_outside_the_scope_are_not_returned(store, stock, context) ->
     scoped = context(seeds=[turns[0]], scope=Scope("work", agent_id="a2"))
     assert ContextLane(own=0.0).run(scoped) == []  # (a real seed is in scope)
     assert ContextLane(own=0.0).run(context(seeds=[turns[0]])) == [(turns[1], 1.0)]
+
+
+def test_long_neighbours_are_not_lifted(store, stock, context) -> None:
+    long_reply = " ".join(["word"] * 101)
+    turns = stock(["did you go?", long_reply, "yes we went", " ".join(["word"] * 100)])
+    ranked = dict(ContextLane(span=1, own=0.0).run(context(seeds=[turns[0], turns[2]])))
+    assert turns[1] not in ranked  # 101 words: found by its own words or not at all
+    assert ranked == {turns[3]: 0.5}  # 100 words: turns[2]'s neighbour, lifted at rank 2
+    unbounded = dict(ContextLane(span=1, own=0.0, lift_words=None).run(context(seeds=[turns[0]])))
+    assert turns[1] in unbounded
