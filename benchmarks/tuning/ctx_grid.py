@@ -1,7 +1,10 @@
 """Tuning aid: grid.py with the ``ctx`` lane's shape changed for the whole run.
 
-    python benchmarks/tuning/ctx_grid.py SEEDS SPAN OWN tune configs.json out.json \
-        [--vector-cache DIR]
+    python benchmarks/tuning/ctx_grid.py SEEDS SPAN OWN [lift=WORDS|lift=none] tune \
+        configs.json out.json [--vector-cache DIR]
+
+``lift=`` bounds the length of the neighbours the lane lifts (ContextLane.lift_words;
+the lane's default when not given).
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import chitta.recall.pipeline as pipeline
 from chitta.recall.lanes.ctx import ContextLane
 
 seeds, span, own = int(sys.argv.pop(1)), int(sys.argv.pop(1)), float(sys.argv.pop(1))
-lanes.LANES["ctx"] = ContextLane(seeds=seeds, span=span, own=own)
+lift = ContextLane().lift_words
+if sys.argv[1].startswith("lift="):
+    given = sys.argv.pop(1).removeprefix("lift=")
+    lift = None if given == "none" else int(given)
+lanes.LANES["ctx"] = ContextLane(seeds=seeds, span=span, own=own, lift_words=lift)
 pipeline.LANES = lanes.LANES
 runpy.run_path(str(Path(__file__).with_name("grid.py")), run_name="__main__")
