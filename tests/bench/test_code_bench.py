@@ -107,24 +107,40 @@ def _callee_pattern(name: str) -> re.Pattern[str]:
 @pytest.fixture(scope="module")
 def corpora():
     roots: dict[str, Path] = {}
-    errors: dict[str, str] = {}
+    errors: dict[str, Exception] = {}
     for language in PRESENT:
         try:
             roots[language] = code.fetch(code.load(language, TRUTH_DIR), CACHE)
-        except CorpusUnavailable as exc:
-            errors[language] = str(exc)
+        except (CorpusUnavailable, CorpusDrift) as exc:
+            errors[language] = exc
     return roots, errors
+
+
+def _corpus_root(language: str, corpora) -> Path:
+    """The fetched corpus root; a skip when the registry cannot give the pinned version (a
+    Debian mirror drops superseded JDK builds), a failure when it gives different files."""
+    roots, errors = corpora
+    exc = errors.get(language)
+    if isinstance(exc, CorpusDrift):
+        pytest.fail(f"the {language} corpus drifted from its pinned SHA-256: {exc}")
+    if exc is not None:
+        pytest.skip(
+            f"the pinned {language} corpus cannot be downloaded (the mirror no longer offers "
+            f"that exact version, or the registry is unreachable): {exc}"
+        )
+    return roots[language]
+
+
+@pytest.mark.parametrize("language", PRESENT)
+def test_every_corpus_file_has_its_pinned_hash(language, corpora):
+    t = code.load(language, TRUTH_DIR)
+    code.verify(t, _corpus_root(language, corpora))
 
 
 @pytest.mark.parametrize("language", PRESENT)
 def test_every_edge_line_holds_a_call_of_the_callee(language, corpora):
-    roots, errors = corpora
-    if language in errors:
-        pytest.skip(
-            f"the {language} corpus is unavailable (registry unreachable?): {errors[language]}"
-        )
     t = code.load(language, TRUTH_DIR)
-    root = roots[language]
+    root = _corpus_root(language, corpora)
     lines = {
         str(f["path"]): (root / str(f["path"])).read_text(encoding="utf-8").splitlines()
         for f in t.files

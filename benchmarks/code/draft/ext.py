@@ -45,9 +45,12 @@ def defname(lang, n):
         if t == "type_spec": return txt(n.child_by_field_name("name")), "struct"
     if lang == "rust":
         if t == "function_item" or t == "function_signature_item": return txt(n.child_by_field_name("name")), "function"
+        if t == "mod_item" and n.child_by_field_name("body") is None: return None  # `mod m;`
         if t in ("struct_item", "enum_item", "trait_item", "mod_item", "union_item"):
             return txt(n.child_by_field_name("name")), t.split("_")[0]
-        if t == "impl_item": return strip_type(txt(n.child_by_field_name("type"))), "impl"
+        if t == "impl_item":
+            ty = re.sub(r"^(&\s*(mut\s+)?)+", "", txt(n.child_by_field_name("type")).strip())
+            return (ty if ty.startswith("[") else strip_type(ty)), "impl"
     if lang == "java":
         if t in ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration"):
             return txt(n.child_by_field_name("name")), t.split("_")[0]
@@ -101,6 +104,21 @@ def call_of(lang, n):
             return None
     return None
 
+def macro_calls(tt, scope, path, calls):
+    """Calls written inside a Rust macro's token tree."""
+    kids = tt.children
+    for i, k in enumerate(kids):
+        if k.type == "token_tree":
+            macro_calls(k, scope, path, calls)
+        nxt = kids[i + 1] if i + 1 < len(kids) else None
+        if k.type == "identifier" and nxt is not None and nxt.type == "token_tree" and txt(nxt).startswith("("):
+            prev = txt(kids[i - 1]) if i >= 1 else None
+            recv, form = None, "call"
+            if prev in (".", "::") and i >= 2:
+                recv, form = txt(kids[i - 2]), "member" if prev == "." else "qualified"
+            calls.append({"caller": ".".join(scope), "name": txt(k), "recv": recv, "form": form,
+                          "path": path, "line": k.start_point[0] + 1, "macro": True})
+
 def walk(lang, path, root, defs, calls):
     def rec(n, scope):
         d = defname(lang, n)
@@ -116,6 +134,12 @@ def walk(lang, path, root, defs, calls):
                 defs.append({"q": ".".join(scope2), "path": path, "line": n.start_point[0] + 1, "kind": kind,
                              "end": n.end_point[0] + 1})
             scope = scope2
+        if lang == "rust" and n.type == "macro_invocation":
+            # tree-sitter leaves a macro's arguments as tokens: `assert!(self.remaining() > 0)`
+            # still calls remaining, so read `name(`, `recv.name(` and `path::name(` out of them
+            for t in n.named_children:
+                if t.type == "token_tree":
+                    macro_calls(t, scope, path, calls)
         c = call_of(lang, n)
         if c and c[0]:
             calls.append({"caller": ".".join(scope), "name": c[0], "recv": c[1], "form": c[2], "path": path,

