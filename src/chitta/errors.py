@@ -299,6 +299,23 @@ class RerankOutputError(RerankError):
     code = "rerank_output"
 
 
+# --- benchmark corpora -----------------------------------------------------------------------
+
+
+class CorpusUnavailable(ChittaError):
+    """A benchmark's pinned corpus could not be fetched (its registry unreachable, the version
+    gone, or the client missing); the message names the package and the command tried."""
+
+    code = "corpus_unavailable"
+
+
+class CorpusDrift(ChittaError):
+    """A fetched corpus file's SHA-256 is not the one its truth file pins: the edges' lines
+    would no longer point at the calls they describe."""
+
+    code = "corpus_drift"
+
+
 # --- errors by code --------------------------------------------------------------------------
 
 
