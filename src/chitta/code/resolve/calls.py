@@ -75,7 +75,7 @@ class Calls:
     def _receiver(self, ctx: Ctx, fam: str, receiver: str, qualified: bool) -> Found:
         """What a call's receiver or qualifier names: a class (its instance or itself), a
         module, something outside the index, or ``unknown``."""
-        if receiver.startswith("super"):
+        if receiver.startswith("super") and not (fam == "rust" and qualified):
             cls = self.sc.enclosing_class(ctx)
             return Found(FOUND, (cls,), type="super") if cls else Found(NONE)
         if "(" in receiver or "[" in receiver or '"' in receiver or "'" in receiver:
@@ -142,7 +142,10 @@ class Calls:
             if t.kind in nm.CLASS_KINDS:
                 t = self._constructor(t) if constructing else t
             out.append(t)
-        distinct = self._distinct(out, nm.family(self.ix.files[call.path].language))
+        fam = nm.family(self.ix.files[call.path].language)
+        if fam == "c":
+            out = [self._definition(t) for t in out]
+        distinct = self._distinct(out, fam)
         if len(distinct) == 1:
             return Outcome(target=distinct[0])
         if distinct:
@@ -159,6 +162,18 @@ class Calls:
             if own:
                 return own[0]
         return cls
+
+    def _definition(self, sym: Symbol) -> Symbol:
+        """For a C or C++ declaration in a header, the one definition of its name outside
+        the headers, where there is one."""
+        if not _is_header(sym.path):
+            return sym
+        defs = [
+            s
+            for s in self.ix.qualified.get(("c", sym.qualified), [])
+            if not _is_header(s.path) and s.kind == sym.kind
+        ]
+        return defs[0] if len(defs) == 1 else sym
 
     def _distinct(self, targets: list[Symbol], fam: str) -> list[Symbol]:
         """Targets that are different definitions. Overloads (one file, one qualified name)

@@ -33,6 +33,7 @@ _MODIFIERS = frozenset(
         "auto",
     ]
 )
+_ARGS = re.compile(r"<[^<>]*>")
 _C_PRIMITIVES = frozenset(
     ["int", "char", "long", "short", "float", "double", "void", "bool", "size_t"]
 )
@@ -100,6 +101,8 @@ def _named_first(part: str) -> tuple[str, str | None] | None:
 def _named_last(part: str) -> tuple[str, str | None] | None:
     """``Type name`` (Java, C, C++): the last word names it, the words before type it."""
     part = re.sub(r"@\w+(\([^)]*\))?", "", part.split("=")[0]).replace("...", " ")
+    while _ARGS.search(part):
+        part = _ARGS.sub("", part)
     words = re.findall(r"[A-Za-z_$][\w$:.<>]*|[*&]", part)
     idents = [w for w in words if w not in ("*", "&") and w not in _MODIFIERS]
     if not idents or not _IDENT.fullmatch(idents[-1]):

@@ -238,7 +238,8 @@ class Scopes:
                     return Found.of(nested)
             elif sym.kind in nm.CLASS_KINDS:
                 # Java, Ruby and C++ read a bare name in a method as a member of its class.
-                if fam in nm.IMPLICIT_SELF or sym is ctx.chain[0]:
+                # A constructor named as its class is not what the class's name means there.
+                if (fam in nm.IMPLICIT_SELF or sym is ctx.chain[0]) and name != sym.name:
                     found = self.member(sym, name, depth + 1)
                     if found.status == FOUND:
                         return found
