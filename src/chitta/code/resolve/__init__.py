@@ -110,7 +110,7 @@ def _call_key(c: Callsite) -> tuple:
 
 def _edge_key(e: Edge) -> tuple:
     call = _call_key(e.callsite) if e.callsite else ()
-    return (e.predicate, e.path, e.line, e.subject, e.object, e.object_path, call)
+    return (e.predicate, e.path, e.line, e.subject, e.object, e.subject_path, e.object_path, call)
 
 
 def _contains(index: Index, ex: FileExtract) -> list[Edge]:

@@ -51,6 +51,12 @@ class Index:
         symbols = sorted((s for ex in chosen.values() for s in ex.symbols), key=_sort_key)
         for ex in chosen.values():
             self.root_of(ex)
+        for path, ex in chosen.items():
+            fam = nm.family(ex.language)
+            self.by_dir[(fam, nm.file_dir(path))].append(path)
+            for key in self.module_keys(ex):
+                self.modules[(fam, key)].append(path)
+                self.keys[path].append(key)
         for s in symbols:
             fam = nm.family(s.language)
             self.at[(s.path, s.qualified)].append(s)
@@ -60,15 +66,24 @@ class Index:
             root = self.root.get(s.path)
             if s is not root and (s.parent is None or (root and s.parent == root.qualified)):
                 self.top[s.path][s.name].append(s)
+        self.top_by_name: dict[tuple[str, str], list[Symbol]] = defaultdict(list)
+        for path in sorted(self.top):
+            fam = nm.family(chosen[path].language)
+            for name, found in sorted(self.top[path].items()):
+                self.top_by_name[(fam, name)] += found
+        self.bases: dict[tuple[str, str], list] = defaultdict(list)
+        for ex in chosen.values():
+            for b in ex.bases:
+                self.bases[(nm.family(ex.language), b.child)].append(b)
+        self.packages = frozenset(
+            ".".join(key.split(".")[:i])
+            for (fam, key) in list(self.modules)
+            if fam == "python"
+            for i in range(1, key.count(".") + 1)
+        )
         for s in symbols:
             if s.parent is not None and any(p.kind in nm.CLASS_KINDS for p in self.parents(s)):
                 self.methods[(nm.family(s.language), s.name)].append(s)
-        for path, ex in chosen.items():
-            fam = nm.family(ex.language)
-            self.by_dir[(fam, nm.file_dir(path))].append(path)
-            for key in self.module_keys(ex):
-                self.modules[(fam, key)].append(path)
-                self.keys[path].append(key)
 
     def root_of(self, ex: FileExtract) -> None:
         """Note the file's own module symbol, where the extractor wrote one: a ``module``

@@ -65,6 +65,9 @@ class Scopes:
         self._bindings: dict[str, dict[str, list[Binding]]] = {}
         self._bases: dict[Symbol, tuple[tuple[Base, Symbol | None], ...]] = {}
         self._active: set[tuple] = set()
+        self._modules: dict[tuple[str, str, str], Found] = {}
+        self._files: dict[tuple[str, str], Found] = {}
+        self._packages: dict[tuple[str, ...], Found] = {}
 
     # -- contexts ----------------------------------------------------------------------
 
@@ -146,6 +149,13 @@ class Scopes:
 
     def module_of(self, fam: str, spec: str, importer: str) -> Found:
         """The indexed module an import names, or ``external``."""
+        # Python's, Go's and bare specifiers do not depend on the importing file's folder.
+        key = (fam, spec, importer if spec.startswith(".") or fam in ("ruby", "c") else "")
+        if key not in self._modules:
+            self._modules[key] = self._module_of(fam, spec, importer)
+        return self._modules[key]
+
+    def _module_of(self, fam: str, spec: str, importer: str) -> Found:
         ix = self.ix
         if fam == "python":
             found = ix.module("python", spec)
@@ -158,6 +168,8 @@ class Scopes:
                         if candidate in ix.paths:
                             found = Module("python", spec, (candidate,))
                             break
+            if found is None and spec in ix.packages:
+                found = Module("python", spec, ())  # a namespace package: no __init__.py
             return Found.of([found]) if found else Found(EXTERNAL)
         if fam == "js":
             for candidate in nm.js_candidates(spec, importer) or ():
@@ -259,14 +271,21 @@ class Scopes:
     def file_lookup(self, path: str, name: str, depth: int = 0) -> Found:
         """A name at a file's top level: its own definitions, then its imports, then what
         the language makes visible without an import."""
+        if (path, name) in self._files:
+            return self._files[(path, name)]
         key = ("file", path, name)
         if key in self._active or depth > MAX_DEPTH:
             return Found(NONE)
+        outermost = not self._active
         self._active.add(key)
         try:
-            return self._file_lookup(path, name, depth)
+            found = self._file_lookup(path, name, depth)
         finally:
             self._active.discard(key)
+        if outermost and depth == 0:
+            # Only an answer no cycle cut short is kept.
+            self._files[(path, name)] = found
+        return found
 
     def _file_lookup(self, path: str, name: str, depth: int) -> Found:
         ex = self.ix.files[path]
@@ -348,10 +367,8 @@ class Scopes:
         if fam == "c" or (fam == "ruby" and name[:1].isupper()):
             got = [
                 s
-                for p in sorted(self.ix.paths)
-                if p != path and nm.family(self.ix.files[p].language) == fam
-                for s in self.ix.top.get(p, {}).get(name, [])
-                if "static " not in s.signature.split("(")[0]
+                for s in self.ix.top_by_name.get((fam, name), [])
+                if s.path != path and "static " not in s.signature.split("(")[0]
             ]
             return Found.of(got)
         return Found(NONE)
@@ -400,8 +417,15 @@ class Scopes:
         self._bases[cls] = ()  # a cycle of bases ends here
         fam = nm.family(cls.language)
         written = [
-            b for ex in self._files_with_bases(cls) for b in ex.bases if b.child == cls.qualified
+            b
+            for b in self.ix.bases.get((fam, cls.qualified), [])
+            if b.path == cls.path
+            or (
+                fam in nm.MEMBERS_ACROSS_FILES
+                and (fam != "go" or nm.file_dir(b.path) == nm.file_dir(cls.path))
+            )
         ]
+        written.sort(key=lambda b: (b.path != cls.path, b.path, b.line))
         ctx = Ctx(cls.path, self.chain(cls)[1:])
         out: list[tuple[Base, Symbol | None]] = []
         for b in written:
@@ -419,17 +443,6 @@ class Scopes:
             out.append((b, next(iter(classes)) if len(classes) == 1 else None))
         self._bases[cls] = tuple(out)
         return self._bases[cls]
-
-    def _files_with_bases(self, cls: Symbol) -> list:
-        fam = nm.family(cls.language)
-        if fam not in nm.MEMBERS_ACROSS_FILES:
-            return [self.ix.files[cls.path]]
-        return [
-            ex
-            for p, ex in sorted(self.ix.files.items())
-            if nm.family(ex.language) == fam
-            and (fam != "go" or nm.file_dir(p) == nm.file_dir(cls.path))
-        ]
 
     def class_member(
         self, cls: Symbol, name: str, skip_own: bool = False, seen: frozenset = frozenset()
@@ -493,6 +506,11 @@ class Scopes:
     def java_package(self, package: list[str]) -> Found:
         """The folders whose path ends with a Java package's parts."""
         want = tuple(package)
+        if want not in self._packages:
+            self._packages[want] = self._java_package(want)
+        return self._packages[want]
+
+    def _java_package(self, want: tuple[str, ...]) -> Found:
         mods = [
             m
             for fam, folder in sorted(self.ix.by_dir)
