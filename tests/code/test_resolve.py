@@ -193,6 +193,7 @@ def python_program() -> list[FileExtract]:
         .call("shop.later.main", "helper")
         .imp("shop", "models")
         .call("shop.later.main", "fact", "member", receiver="models")
+        .call("shop.later.main", "Cart", "member", receiver="models")
     )
     return [init.build(), models.build(), service.build(), later.build()]
 
@@ -215,6 +216,8 @@ def test_python_imports_aliases_and_modules():
     # ``from .models import Order``: relative to the importing file's package.
     assert outcome(r, "shop.service.checkout", "Order") == edge("shop.models.Order")
     assert outcome(r, "shop.later.main", "fact", "models") == edge("shop.models.fact")
+    # A class called through its module is constructed too.
+    assert outcome(r, "shop.later.main", "Cart", "models") == edge("shop.models.Cart.__init__")
 
 
 def test_python_constructor_calls_land_on_init_or_the_class():
@@ -770,6 +773,9 @@ def test_signatures_give_parameters_and_their_types():
     assert parameters("void f(final Map<K, V> m, int n)", "java") == (("m", "Map"), ("n", None))
     assert parameters("fn f(&mut self, by: &Square)", "rust") == (("by", "Square"),)
     assert parameters("function f({ a, b }, c?: Foo)", "typescript") == (("c", "Foo"),)
+    assert parameters("def f(a: Optional[Cart], b: Cart | None, c: int | str)", "python") == (
+        ("a", "Cart"), ("b", "Cart"), ("c", None),
+    )  # fmt: skip
 
 
 def test_edges_as_triplets_one_per_distinct_edge_with_qualified_names():
@@ -787,3 +793,73 @@ def test_edges_as_triplets_one_per_distinct_edge_with_qualified_names():
     assert all(is_id(t.id) for t in triplets)
     assert len({t.id for t in triplets}) == len(triplets)
     assert MAX_NAME_CHARS == MAX_ENTITY_CHARS
+
+
+# -- more import forms --------------------------------------------------------------------------
+
+
+def test_more_import_forms_across_languages():
+    files = [
+        # Python: a namespace package (no __init__.py), ``import a.b``, a star import.
+        F("tools/gen/emit.py", "python", "tools.gen.emit").sym("tools.gen.emit.write").build(),
+        F("tools/run.py", "python", "tools.run")
+        .imp("tools.gen.emit")
+        .imp("tools.gen.emit", "*")
+        .sym("tools.run.main")
+        .call("tools.run.main", "write", "member", receiver="tools.gen.emit")
+        .call("tools.run.main", "write")
+        .build(),
+        # JS: a default import, matched by name.
+        F("web/Button.jsx", "javascript").sym("Button", "function").build(),
+        F("web/page.jsx", "javascript")
+        .imp("./Button", "default", "Button")
+        .sym("Page", "function")
+        .call("Page", "Button")
+        .build(),
+        # Go: a dot import; an embedded struct's promoted method.
+        F("lib/log/log.go", "go")
+        .sym("log.Logger", "struct", "type Logger struct")
+        .sym("log.Logger.Info", "method", "func (l *Logger) Info(m string)")
+        .sym("log.Printf", "function", "func Printf(f string)")
+        .build(),
+        F("svc/svc.go", "go")
+        .imp("example.com/x/lib/log", None, ".")
+        .sym("svc.Service", "struct", "type Service struct")
+        .base("svc.Service", "Logger")
+        .sym("svc.Service.Run", "method", "func (s *Service) Run()")
+        .call("svc.Service.Run", "Printf")
+        .call("svc.Service.Run", "Info", "member", receiver="s")
+        .build(),
+        # Java: a static import.
+        F("src/com/x/U.java", "java")
+        .sym("com.x.U", "class", "class U")
+        .sym("com.x.U.f", "method", "static void f()")
+        .build(),
+        F("src/com/y/V.java", "java")
+        .imp("com.x.U", "f")
+        .sym("com.y.V", "class", "class V")
+        .sym("com.y.V.g", "method", "void g()")
+        .call("com.y.V.g", "f")
+        .build(),
+        # Ruby: a class reopened in another file; C++: a method defined out of line.
+        F("lib/a.rb", "ruby").sym("Cart", "class").sym("Cart.add", "method", "def add").build(),
+        F("lib/b.rb", "ruby")
+        .sym("Cart", "class")
+        .sym("Cart.sum", "method", "def sum")
+        .call("Cart.sum", "add")
+        .build(),
+        F("src/w.h", "cpp").sym("W", "class").sym("W.go", "method", "void go()").build(),
+        F("src/w.cpp", "cpp")
+        .sym("W.run", "method", "void W::run()", parent="W")
+        .call("W.run", "go")
+        .build(),
+    ]
+    r = resolve(files)
+    assert outcome(r, "tools.run.main", "write", "tools.gen.emit") == edge("tools.gen.emit.write")
+    assert outcome(r, "tools.run.main", "write") == edge("tools.gen.emit.write")
+    assert outcome(r, "Page", "Button") == edge("Button")
+    assert outcome(r, "svc.Service.Run", "Printf") == edge("log.Printf")
+    assert outcome(r, "svc.Service.Run", "Info", "s") == edge("log.Logger.Info")
+    assert outcome(r, "com.y.V.g", "f") == edge("com.x.U.f")
+    assert outcome(r, "Cart.sum", "add") == edge("Cart.add")
+    assert outcome(r, "W.run", "go") == edge("W.go")

@@ -44,8 +44,8 @@ class Calls:
         if found.status == PARAM:
             return Outcome(reason=f"{call.name} is a parameter")
         if found.status == EXTERNAL:
-            return Outcome(reason=f"{call.name} is imported from outside the index")
-        return self._decide(found.targets, call, constructing=True)
+            return Outcome(reason=f"{call.name} is imported from what the index does not define")
+        return self._decide(found.targets, call)
 
     def _member(self, ctx: Ctx, call: Callsite, receiver: str) -> Outcome:
         fam = nm.family(self.ix.files[ctx.path].language)
@@ -57,7 +57,7 @@ class Calls:
         if fam == "ruby" and call.name == "new":
             # ``Foo.new`` constructs: Foo's initialize, or the class.
             classes = [t for t in recv.targets if isinstance(t, Symbol)]
-            return self._decide(classes, call, constructing=True)
+            return self._decide(classes, call)
         got: list[Target] = []
         blocked = False
         for t in recv.targets:
@@ -70,7 +70,9 @@ class Calls:
         if blocked and got:
             # A base outside the index comes first in the lookup and may define it.
             return Outcome(candidates=self._callables(got), reason="a base outside the index")
-        return self._decide(got, call, constructing=call.form == "new")
+        if blocked:
+            return Outcome(reason="it may be inherited from a base outside the index")
+        return self._decide(got, call)
 
     def _receiver(self, ctx: Ctx, fam: str, receiver: str, qualified: bool) -> Found:
         """What a call's receiver or qualifier names: a class (its instance or itself), a
@@ -133,14 +135,15 @@ class Calls:
     def _callables(self, targets: list[Target]) -> tuple[Symbol, ...]:
         return tuple(t for t in dict.fromkeys(targets) if isinstance(t, Symbol))
 
-    def _decide(self, targets, call: Callsite, constructing: bool) -> Outcome:
-        """One callable target is an edge; several are ambiguous; none is unresolved."""
+    def _decide(self, targets, call: Callsite) -> Outcome:
+        """One callable target is an edge; several are ambiguous; none is unresolved. A
+        class called is constructed."""
         out: list[Symbol] = []
         for t in targets:
             if isinstance(t, Module) or t.kind not in nm.CALLABLE_KINDS:
                 continue
             if t.kind in nm.CLASS_KINDS:
-                t = self._constructor(t) if constructing else t
+                t = self._constructor(t)
             out.append(t)
         fam = nm.family(self.ix.files[call.path].language)
         if fam == "c":

@@ -33,6 +33,8 @@ _MODIFIERS = frozenset(
         "auto",
     ]
 )
+_OPTIONAL = re.compile(r"(?:typing\.)?Optional\[(.+)\]")
+_NOTHING = frozenset({"None", "null", "undefined", ""})
 _ARGS = re.compile(r"<[^<>]*>")
 _C_PRIMITIVES = frozenset(
     ["int", "char", "long", "short", "float", "double", "void", "bool", "size_t"]
@@ -76,7 +78,14 @@ def _type(text: str | None) -> str | None:
     """A written type when it is one plain (dotted) name, else None."""
     if not text:
         return None
-    t = strip_generics(text.split("=")[0])
+    text = text.split("=")[0].strip()
+    # ``Optional[X]``, ``X | None``, ``X | null``: still an X (or nothing to call on).
+    if m := _OPTIONAL.fullmatch(text):
+        text = m.group(1)
+    kept = [p for p in text.split("|") if p.strip() not in _NOTHING]
+    if len(kept) != 1:
+        return None
+    t = strip_generics(kept[0])
     return t if _TYPE.fullmatch(t) else None
 
 

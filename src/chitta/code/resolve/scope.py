@@ -391,7 +391,10 @@ class Scopes:
         ix = self.ix
         got: list[Target] = [s for p in mod.files for s in ix.top.get(p, {}).get(name, [])]
         if mod.family == "python":
-            sub = ix.module("python", f"{mod.key}.{name}" if mod.key else name)
+            key = f"{mod.key}.{name}" if mod.key else name
+            sub = ix.module("python", key)
+            if sub is None and key in ix.packages:
+                sub = Module("python", key, ())
         elif mod.family == "rust":
             crate, _, mods = mod.key.partition("#")
             sub = ix.module("rust", rust_key(crate, (*filter(None, mods.split("::")), name)))
