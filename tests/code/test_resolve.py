@@ -863,3 +863,13 @@ def test_more_import_forms_across_languages():
     assert outcome(r, "com.y.V.g", "f") == edge("com.x.U.f")
     assert outcome(r, "Cart.sum", "add") == edge("Cart.add")
     assert outcome(r, "W.run", "go") == edge("W.go")
+
+
+def test_resolving_some_files_against_all_gives_their_part_of_the_whole():
+    extracts = everything()
+    whole = resolve(extracts)
+    some = {"src/shop/service.py", "src/app.ts", "cmd/app/main.go"}
+    part = resolve(extracts, paths=some)
+    assert part.edges == tuple(e for e in whole.edges if e.path in some)
+    assert part.open == tuple(o for o in whole.open if o.callsite.path in some)
+    assert part.calls

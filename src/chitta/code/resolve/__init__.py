@@ -11,7 +11,7 @@ edge. The rules per language are in docs/code.md, "Resolution".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from chitta.code.model import Callsite, FileExtract, Symbol
@@ -77,14 +77,18 @@ class Resolution:
         return tuple(o for o in self.open if o.state == "ambiguous")
 
 
-def resolve(extracts: Sequence[FileExtract]) -> Resolution:
-    """The call graph and structure of a set of extracts (docs/code.md, "Resolution")."""
+def resolve(extracts: Sequence[FileExtract], paths: Collection[str] | None = None) -> Resolution:
+    """The call graph and structure of a set of extracts (docs/code.md, "Resolution"); with
+    ``paths``, only the edges and callsites written in those files, resolved against all."""
     index = Index(extracts)
     scopes = Scopes(index)
     calls = Calls(scopes)
     edges: list[Edge] = []
     open_: list[OpenCall] = []
-    for _, ex in sorted(index.files.items()):
+    wanted = None if paths is None else frozenset(paths)
+    for path, ex in sorted(index.files.items()):
+        if wanted is not None and path not in wanted:
+            continue
         for call in sorted(ex.callsites, key=_call_key):
             out = calls.resolve(call)
             if out.target is not None:

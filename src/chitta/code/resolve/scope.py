@@ -65,6 +65,9 @@ class Scopes:
         self._bindings: dict[str, dict[str, list[Binding]]] = {}
         self._bases: dict[Symbol, tuple[tuple[Base, Symbol | None], ...]] = {}
         self._active: set[tuple] = set()
+        self._cuts = 0  # lookups a cycle or the depth bound cut short: their answers not kept
+        self._members: dict[tuple[Module, str], Found] = {}
+        self._params: dict[Symbol, tuple[tuple[str, str | None], ...]] = {}
         self._modules: dict[tuple[str, str, str], Found] = {}
         self._files: dict[tuple[str, str], Found] = {}
         self._packages: dict[tuple[str, ...], Found] = {}
@@ -263,10 +266,12 @@ class Scopes:
 
     def params(self, sym: Symbol) -> tuple[tuple[str, str | None], ...]:
         """A function's parameters; a Go method's receiver counts as one."""
-        got = parameters(sym.signature, sym.language)
-        if nm.family(sym.language) == "go" and (recv := go_receiver(sym.signature)):
-            got = (recv, *got)
-        return got
+        if sym not in self._params:
+            got = parameters(sym.signature, sym.language)
+            if nm.family(sym.language) == "go" and (recv := go_receiver(sym.signature)):
+                got = (recv, *got)
+            self._params[sym] = got
+        return self._params[sym]
 
     def file_lookup(self, path: str, name: str, depth: int = 0) -> Found:
         """A name at a file's top level: its own definitions, then its imports, then what
@@ -275,15 +280,16 @@ class Scopes:
             return self._files[(path, name)]
         key = ("file", path, name)
         if key in self._active or depth > MAX_DEPTH:
+            self._cuts += 1
             return Found(NONE)
-        outermost = not self._active
+        cuts = self._cuts
         self._active.add(key)
         try:
             found = self._file_lookup(path, name, depth)
         finally:
             self._active.discard(key)
-        if outermost and depth == 0:
-            # Only an answer no cycle cut short is kept.
+        if cuts == self._cuts:
+            # Only an answer no cycle or depth bound cut short is kept.
             self._files[(path, name)] = found
         return found
 
@@ -379,9 +385,17 @@ class Scopes:
         """A member of a module (its top level, submodules and re-exports) or of a class
         (its own members, then its bases')."""
         if depth > MAX_DEPTH:
+            self._cuts += 1
             return Found(NONE)
         if isinstance(target, Module):
-            return self._module_member(target, name, depth)
+            key = (target, name)
+            if key in self._members:
+                return self._members[key]
+            cuts = self._cuts
+            found = self._module_member(target, name, depth)
+            if cuts == self._cuts:
+                self._members[key] = found
+            return found
         if target.kind in nm.CLASS_KINDS:
             found, _ = self.class_member(target, name)
             return Found.of(found)
@@ -475,6 +489,7 @@ class Scopes:
     def path(self, ctx: Ctx, segs: list[str], depth: int = 0) -> Found:
         """What a written path (``a.b.C``, ``crate::a::f``, ``Self``) names in a context."""
         if not segs or depth > MAX_DEPTH:
+            self._cuts += bool(segs)
             return Found(NONE)
         fam = nm.family(self.ix.files[ctx.path].language)
         first, rest = segs[0], segs[1:]
