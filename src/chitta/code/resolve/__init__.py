@@ -24,6 +24,9 @@ from chitta.code.resolve.scope import FOUND, Scopes
 PREDICATES = ("calls", "contains", "imports", "inherits")
 #: The states of a callsite that did not become an edge.
 OPEN_STATES = ("unresolved", "ambiguous")
+#: Candidates an ambiguous callsite lists, at most (``get`` on an unknown receiver may fit
+#: hundreds of methods in a large repository); the rest are counted.
+MAX_CANDIDATES = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class OpenCall:
     state: str
     candidates: tuple[str, ...]
     reason: str
+    left_off: int = 0  # candidates past MAX_CANDIDATES, not listed
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,9 +102,10 @@ def resolve(extracts: Sequence[FileExtract], paths: Collection[str] | None = Non
                          call.line, call)
                 )  # fmt: skip
             else:
-                cands = tuple(sorted({c.qualified for c in out.candidates}))
+                cands = sorted({c.qualified for c in out.candidates})
                 state = "ambiguous" if cands else "unresolved"
-                open_.append(OpenCall(call, state, cands, out.reason))
+                kept = tuple(cands[:MAX_CANDIDATES])
+                open_.append(OpenCall(call, state, kept, out.reason, len(cands) - len(kept)))
         edges += _contains(index, ex)
         edges += _imports(index, scopes, ex)
         edges += _inherits(scopes, ex)
@@ -192,6 +197,7 @@ def _elsewhere(ix: Index, ex: FileExtract, qualified: str) -> Symbol | None:
 
 
 __all__ = [
+    "MAX_CANDIDATES",
     "OPEN_STATES",
     "PREDICATES",
     "Edge",
