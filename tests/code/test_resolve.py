@@ -637,6 +637,8 @@ def c_program() -> list[FileExtract]:
         .call("Shape.scaled", "area", "member", receiver="other")
         .call("Shape.scaled", "Shape", "new")
         .call("Shape.scaled", "sort", "qualified", qualifier="std")
+        .call("Shape.scaled", "clamp", "qualified", qualifier="geo::util")
+        .sym("geo.util.clamp", "function", "int clamp(int x)", parent="geo.util")
     )
     return [header.build(), util.build(), other.build(), main.build(), cpp.build()]
 
@@ -659,6 +661,8 @@ def test_cpp_this_implicit_members_typed_parameters_and_std():
     assert outcome(r, "Shape.scaled", "area", "other") == edge("Shape.area")
     assert outcome(r, "Shape.scaled", "Shape") == edge("Shape.Shape")
     assert outcome(r, "Shape.scaled", "sort", "std") == UNRESOLVED
+    # A namespace the extractor wrote no symbol for: the path spelled out names it.
+    assert outcome(r, "Shape.scaled", "clamp", "geo::util") == edge("geo.util.clamp")
 
 
 # -- invariants ---------------------------------------------------------------------------------

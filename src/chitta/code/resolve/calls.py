@@ -50,6 +50,12 @@ class Calls:
     def _member(self, ctx: Ctx, call: Callsite, receiver: str) -> Outcome:
         fam = nm.family(self.ix.files[ctx.path].language)
         recv = self._receiver(ctx, fam, receiver, qualified=call.form == "qualified")
+        if recv.status != FOUND and fam in ("c", "ruby"):
+            # ``ns::f()`` / ``A::B.f`` whose namespace has no symbol of its own: the path
+            # written out names the definition.
+            spelled = self.ix.qualified.get((fam, ".".join([*nm.segments(receiver), call.name])))
+            if spelled:
+                return self._decide(spelled, call)
         if recv.status == UNKNOWN:
             return self._unknown(fam, call)
         if recv.status != FOUND:
