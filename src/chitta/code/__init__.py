@@ -3,5 +3,6 @@ inheritance extracted from source files with tree-sitter, stored behind the Stor
 resolved into a call graph, and searched by the ``code`` lane and the ``code`` tools.
 
 ``model`` holds the records every part shares; ``extract`` turns one file's bytes into them
-(the optional ``chitta[code]`` extra); the store keeps them per repository and file.
+(the optional ``chitta[code]`` extra); the store keeps them per repository and file;
+``resolve`` turns them into the call graph's edges and the callsites left open.
 """

@@ -1,0 +1,48 @@
+"""A resolution's edges as the realm's triplets, so the graph lane and ``recall_analogy`` walk
+the call graph: subject and object are the symbols' qualified names, the predicate is the
+edge's (``calls``, ``contains``, ``imports``, ``inherits``). A pure conversion: storing them
+is the indexer's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chitta.code.resolve import Resolution
+from chitta.store.ids import new_id
+from chitta.store.records import Triplet
+from chitta.store.triplets import entity_key, predicate_key
+
+#: The longest name a triplet's end may have (relations/names.py's MAX_ENTITY_CHARS): an
+#: edge with a longer qualified name is left out rather than cut into another name.
+MAX_NAME_CHARS = 200
+
+
+def edges_as_triplets(
+    resolution: Resolution,
+    realm: str,
+    *,
+    now: int,
+    weight: float = 1.0,
+    source_memory: str | None = None,
+    ids: Callable[[int], str] = new_id,
+) -> list[Triplet]:
+    """One current triplet per distinct (subject, predicate, object) of the edges, by the
+    keys the store matches names by, in the resolution's order; ``now`` is their
+    ``valid_from`` and ``created_at``."""
+    seen: set[tuple[str, str, str]] = set()
+    out: list[Triplet] = []
+    for e in resolution.edges:
+        if len(e.subject) > MAX_NAME_CHARS or len(e.object) > MAX_NAME_CHARS:
+            continue
+        key = (entity_key(e.subject), predicate_key(e.predicate), entity_key(e.object))
+        if key in seen or not key[0] or not key[2]:
+            continue
+        seen.add(key)
+        out.append(
+            Triplet(
+                id=ids(now), realm=realm, subject=e.subject, predicate=e.predicate,
+                object=e.object, weight=weight, valid_from=now, invalidated_at=None,
+                source_memory=source_memory, created_at=now,
+            )
+        )  # fmt: skip
+    return out
