@@ -195,7 +195,11 @@ def test_callers_and_callees_walk_resolved_calls_breadth_first(code: CodeTables)
     assert cut and len(edges) == 2
     edges, _ = code.callees("work", checkout, depth=3)
     assert [(e.target_id, e.depth) for e in edges] == [
-        (total, 1), (total, 1), (price, 2), (ids_of(code, "shop.cart.Cart.tax")[0], 2)]
+        (total, 1),
+        (total, 1),
+        (price, 2),
+        (ids_of(code, "shop.cart.Cart.tax")[0], 2),
+    ]
     assert code.callees("work", checkout, depth=99)[0] == edges  # depth is bounded, not refused
     assert code.callers("other", price) == ([], False)
     assert code.callers("work", "sym_missing") == ([], False)
@@ -209,4 +213,3 @@ def test_realms_are_kept_apart(code: CodeTables) -> None:
     assert code.files("home", REPO) == {PRICES: "p1"}
     code.remove_file("home", REPO, PRICES)
     assert code.files("work", REPO) == {CART: "c1", PRICES: "p1"}
-

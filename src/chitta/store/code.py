@@ -161,8 +161,16 @@ class CodeTables(Protocol):
         """Replace every row of the file ``extract.path`` of ``repo`` with ``extract``'s, in
         one transaction; its callsites start ``pending``. The new symbols' ids, in order."""
 
+    def replace_files(
+        self, realm: str, repo: str, extracts: Sequence[FileExtract], commit: str | None, at: int
+    ) -> list[list[str]]:
+        """:meth:`replace_file` for several files in one transaction (an index's batch)."""
+
     def remove_file(self, realm: str, repo: str, path: str) -> bool:
         """Remove the file and its rows; False when it was not indexed."""
+
+    def remove_files(self, realm: str, repo: str, paths: Sequence[str]) -> int:
+        """Remove several files in one transaction; how many were indexed."""
 
     def files(self, realm: str, repo: str) -> dict[str, str]:
         """The indexed files of ``repo``: path → content hash."""

@@ -93,7 +93,28 @@ class SQLCodeTables:
     def replace_file(
         self, realm: str, repo: str, extract: FileExtract, commit: str | None, at: int
     ) -> list[str]:
-        ids = symbol_ids(realm, repo, extract.symbols)
+        return self.replace_files(realm, repo, [extract], commit, at)[0]
+
+    def replace_files(
+        self, realm: str, repo: str, extracts: Sequence[FileExtract], commit: str | None, at: int
+    ) -> list[list[str]]:
+        ids = [symbol_ids(realm, repo, e.symbols) for e in extracts]
+        with self._write() as cur:
+            for extract, symbols in zip(extracts, ids, strict=True):
+                self._delete(cur, realm, repo, extract.path)
+                self._insert(cur, realm, repo, extract, symbols, commit, at)
+        return ids
+
+    def _insert(
+        self,
+        cur: Any,
+        realm: str,
+        repo: str,
+        extract: FileExtract,
+        ids: Sequence[str],
+        commit: str | None,
+        at: int,
+    ) -> None:
         callers = caller_ids(extract.symbols, ids, extract.callsites)
         seen: dict[str, int] = {}
         calls = []
@@ -103,39 +124,35 @@ class SQLCodeTables:
             calls.append((f"{key}.{n}", realm, repo, c.path, c.caller, c.name, c.form,
                           c.receiver, c.qualifier, c.line, caller, PENDING, None, "",
                           key))  # fmt: skip
-        with self._write() as cur:
-            self._delete(cur, realm, repo, extract.path)
-            cur.execute(self._sql(f"INSERT INTO code_files ({_FILE_COLUMNS}) VALUES "
-                                  f"({_marks(10)})"),
-                        (realm, repo, extract.path, extract.language, extract.content_hash,
-                         extract.lines, extract.parse_errors, extract.skipped, at,
-                         commit))  # fmt: skip
-            if extract.symbols:
-                cur.executemany(
-                    self._sql(f"INSERT INTO code_symbols ({_SYMBOL_COLUMNS}, lname) VALUES "
-                              f"({_marks(17)})"),
-                    [(sid, realm, repo, s.path, s.name, s.qualified, s.kind, s.signature,
-                      s.start_line, s.end_line, s.parent, s.language, s.doc, s.body_hash, at,
-                      commit, s.name.lower())
-                     for sid, s in zip(ids, extract.symbols, strict=True)],
-                )  # fmt: skip
-            if calls:
-                cur.executemany(self._sql(f"INSERT INTO code_callsites ({_CALL_COLUMNS}, key) "
-                                          f"VALUES ({_marks(15)})"), calls)  # fmt: skip
-            if extract.imports:
-                cur.executemany(
-                    self._sql("INSERT INTO code_imports (realm, repo, path, module, name, "
-                              f"alias, line) VALUES ({_marks(7)})"),
-                    [(realm, repo, i.path, i.module, i.name, i.alias, i.line)
-                     for i in extract.imports],
-                )  # fmt: skip
-            if extract.bases:
-                cur.executemany(
-                    self._sql("INSERT INTO code_bases (realm, repo, path, child, base, line) "
-                              f"VALUES ({_marks(6)})"),
-                    [(realm, repo, b.path, b.child, b.base, b.line) for b in extract.bases],
-                )  # fmt: skip
-        return ids
+        cur.execute(self._sql(f"INSERT INTO code_files ({_FILE_COLUMNS}) VALUES ({_marks(10)})"),
+                    (realm, repo, extract.path, extract.language, extract.content_hash,
+                     extract.lines, extract.parse_errors, extract.skipped, at,
+                     commit))  # fmt: skip
+        if extract.symbols:
+            cur.executemany(
+                self._sql(f"INSERT INTO code_symbols ({_SYMBOL_COLUMNS}, lname) VALUES "
+                          f"({_marks(17)})"),
+                [(sid, realm, repo, s.path, s.name, s.qualified, s.kind, s.signature,
+                  s.start_line, s.end_line, s.parent, s.language, s.doc, s.body_hash, at,
+                  commit, s.name.lower())
+                 for sid, s in zip(ids, extract.symbols, strict=True)],
+            )  # fmt: skip
+        if calls:
+            cur.executemany(self._sql(f"INSERT INTO code_callsites ({_CALL_COLUMNS}, key) "
+                                      f"VALUES ({_marks(15)})"), calls)  # fmt: skip
+        if extract.imports:
+            cur.executemany(
+                self._sql("INSERT INTO code_imports (realm, repo, path, module, name, "
+                          f"alias, line) VALUES ({_marks(7)})"),
+                [(realm, repo, i.path, i.module, i.name, i.alias, i.line)
+                 for i in extract.imports],
+            )  # fmt: skip
+        if extract.bases:
+            cur.executemany(
+                self._sql("INSERT INTO code_bases (realm, repo, path, child, base, line) "
+                          f"VALUES ({_marks(6)})"),
+                [(realm, repo, b.path, b.child, b.base, b.line) for b in extract.bases],
+            )  # fmt: skip
 
     def _delete(self, cur: Any, realm: str, repo: str, path: str) -> None:
         for table in TABLES:
@@ -143,11 +160,15 @@ class SQLCodeTables:
                                   "AND path = ?"), (realm, repo, path))  # fmt: skip
 
     def remove_file(self, realm: str, repo: str, path: str) -> bool:
-        known = self.file(realm, repo, path) is not None
+        return self.remove_files(realm, repo, [path]) == 1
+
+    def remove_files(self, realm: str, repo: str, paths: Sequence[str]) -> int:
+        known = [p for p in paths if self.file(realm, repo, p) is not None]
         if known:
             with self._write() as cur:
-                self._delete(cur, realm, repo, path)
-        return known
+                for path in known:
+                    self._delete(cur, realm, repo, path)
+        return len(known)
 
     def set_resolutions(self, realm: str, repo: str, resolutions: Sequence[Resolution]) -> int:
         ids = {(path, q, kind, start): sid for sid, path, q, kind, start in self._rows(
