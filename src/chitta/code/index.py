@@ -48,6 +48,8 @@ MAX_FILE_BYTES = 1_000_000
 HEAD_BYTES = 4096
 #: Files written per transaction.
 BATCH = 200
+#: Files read between two progress reports (each may be a message from the daemon).
+PROGRESS_EVERY = 50
 #: Path parts that mark vendored code or build output.
 VENDORED = frozenset({
     "node_modules", "bower_components", "jspm_packages", "vendor", "vendors", "third_party",
@@ -264,7 +266,7 @@ def index_path(
         batch.clear()
 
     for done, (rel, language) in enumerate(candidates, start=1):
-        if progress is not None:
+        if progress is not None and (done % PROGRESS_EVERY == 0 or done == len(candidates)):
             progress(done, len(candidates))
         data = _read(folder / rel)
         reason = data if isinstance(data, str) else skip_by_head(data[:HEAD_BYTES])
