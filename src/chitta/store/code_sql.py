@@ -320,7 +320,11 @@ class SQLCodeTables:
         self, realm: str, start: str, depth: int, limit: int, *, backwards: bool
     ) -> tuple[list[CallEdge], bool]:
         """Breadth first over resolved callsites, each symbol expanded once; stops at
-        ``depth`` levels or ``limit`` edges (the flag says the limit cut)."""
+        ``depth`` levels or ``limit`` edges (the flag says the limit cut).
+
+        The order is by an expression (``repo || ''``), not the file index's columns: SQLite
+        would otherwise read the realm's calls in that index's order to spare a sort (21 ms
+        at 100,000 calls) rather than look the few ends up in their own index (0.1 ms)."""
         match, onward = ("target_id", 0) if backwards else ("caller_id", 2)
         edges: list[CallEdge] = []
         frontier, seen = [start], {start}
@@ -331,7 +335,7 @@ class SQLCodeTables:
                 rows = self._rows(
                     "SELECT caller_id, caller, target_id, path, line FROM code_callsites "
                     f"WHERE realm = ? AND state = ? AND {match} IN ({_marks(len(part))}) "
-                    "ORDER BY repo, path, line, id LIMIT ?",
+                    "ORDER BY repo || '', path, line, id LIMIT ?",
                     [realm, RESOLVED, *part, room + 1])  # fmt: skip
                 for row in rows[:room]:
                     edges.append(CallEdge(row[0], row[1], row[2], row[3], row[4], level))
