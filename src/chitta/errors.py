@@ -99,6 +99,24 @@ class TripletNotFound(NotFound):
     code = "triplet_not_found"
 
 
+class SymbolNotFound(NotFound):
+    """No indexed symbol of the realm has the name or id asked for."""
+
+    code = "symbol_not_found"
+
+
+class PathNotFound(NotFound):
+    """A path to index does not exist (or cannot be reached)."""
+
+    code = "path_not_found"
+
+
+class NotAFolder(InputError):
+    """A path to index is not a folder (a file, a device)."""
+
+    code = "not_a_folder"
+
+
 # --- the store -------------------------------------------------------------------------------
 
 

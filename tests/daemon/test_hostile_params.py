@@ -56,6 +56,10 @@ BASE: dict[str, dict[str, Any]] = {
     "backup": {"path": "relative.db"},
     "restore_backup": {"path": "relative.db"},
     "calibrate": {"show": True},
+    "code_index": {"path": "relative"},
+    "find_symbol": {"name": "fuzz"},
+    "symbol_callers": {"symbol": "fuzz"},
+    "symbol_callees": {"symbol": "fuzz"},
     **{name: {"id": ULID} for name in ("get_memory", "forget", "restore", "purge",
                                        "strengthen", "weaken")},
 }  # fmt: skip

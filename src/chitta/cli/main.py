@@ -17,6 +17,7 @@ import click
 
 from chitta import __version__
 from chitta.cli import calibrate, cited, relations
+from chitta.cli import code as code_commands
 from chitta.cli import memory as memory_commands
 from chitta.cli import store as store_commands
 from chitta.cli.bench import bench
@@ -160,6 +161,7 @@ store_commands.register(main)
 calibrate.register(main)
 cited.register(main)
 relations.register(main)
+code_commands.register(main)
 main.add_command(model)
 main.add_command(bench)
 main.add_command(hook)

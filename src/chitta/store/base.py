@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from chitta.embed.base import ModelIdentity
     from chitta.store.access import AccessHistory, AccessRecord
     from chitta.store.assessment import AssessmentReads, AssessmentRequest
+    from chitta.store.code import CodeTables
     from chitta.store.corrections import CorrectionIndex
     from chitta.store.links import LinkIndex
     from chitta.store.records import Alias, Episode, Memory, Scope, Triplet
@@ -219,6 +220,11 @@ class Store(Protocol):
 
     def corrections(self) -> CorrectionIndex:
         """The keyed index of current corrections (the ``corr`` lane)."""
+
+    # --- code intelligence (store/code.py) ---------------------------------------------------
+
+    def code(self) -> CodeTables:
+        """The files, symbols, callsites, imports and bases of indexed repositories."""
 
     # --- the time cue's period ---------------------------------------------------------------
 

@@ -16,11 +16,13 @@ import psycopg
 import pytest
 from psycopg import errors as pg_errors
 
+from chitta.code.model import FileExtract, Symbol
 from chitta.embed.base import ModelIdentity
 from chitta.errors import AccessDenied, MemoryNotFound
 from chitta.store.access import AccessRecord
 from chitta.store.postgres import PostgresStore
 from chitta.store.postgres.access_control import AGENT_ROLE, MEMORY_TABLES, REALM_TABLES
+from chitta.store.postgres.code_schema import CODE_TABLES
 from chitta.store.records import Episode, Scope, Source, Triplet
 
 MODEL = ModelIdentity("test-model", 4, "0" * 64)
@@ -399,6 +401,26 @@ def test_every_data_table_has_row_level_security(team: Team) -> None:
     by_name = {name: rest for name, *rest in tables}
     assert by_name.pop("chitta_grants") == [False, False, 0, False]
     assert by_name.pop("generation")[3] is True  # one counter, no realm's data
-    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, "meta"}
+    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *CODE_TABLES, "meta"}
     for name, (secured, forced, policies, readable) in by_name.items():
         assert secured and not forced and policies >= 2 and readable, name
+
+
+def test_code_tables_are_kept_by_realm_too(team: Team) -> None:
+    """An agent reads and writes the code of its own and shared realms, never another's."""
+    sym = Symbol("deploy", "ops.deploy", "function", "def deploy()", "ops.py", 1, 2, "ops",
+                 "python")  # fmt: skip
+    extract = FileExtract("ops.py", "python", "h", 2, (sym,))
+    with team.store("bob") as bob:
+        bob.code().replace_file(BOB, "/repo", extract, None, 1)
+        bob.code().replace_file(TEAM, "/repo", extract, None, 1)
+    with team.store("alice") as alice:
+        assert alice.code().find_symbols(BOB, "deploy") == []
+        assert alice.code().files(BOB, "/repo") == {}
+        assert [s.realm for s in alice.code().find_symbols(TEAM, "deploy")] == [TEAM]
+        with pytest.raises(AccessDenied):
+            alice.code().replace_file(HANDBOOK, "/repo", extract, None, 2)
+        alice.code().replace_file(ALICE, "/repo", extract, None, 2)
+        assert alice.code().counts() == {"files": 2, "symbols": 2, "callsites": 0,
+                                         "imports": 0, "bases": 0}  # fmt: skip
+    assert team.owner.code().counts()["symbols"] == 3

@@ -130,9 +130,14 @@ def seed_v5(conn: sqlite3.Connection) -> None:
     )  # fmt: skip
 
 
+def seed_v6(conn: sqlite3.Connection) -> None:
+    """Version 6 added a view of the keyword index only: no rows of its own to write (the
+    code tables of version 7 start empty)."""
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5,
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6,
 }  # fmt: skip
 
 
@@ -224,6 +229,7 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         triplet = Triplet(new_id(), "work", "staging-db", "port", "5433", 1.0, 1, None, None, 2)
         s.add_triplets([triplet])
         assert s.triplets("work") == [triplet]
+        assert set(s.code().counts().values()) == {0}  # migration 7: the code tables, empty
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)

@@ -166,7 +166,7 @@ REVOKE EXECUTE ON FUNCTION chitta_grant(text, text, boolean), chitta_share(text,
 """
 
 
-def _realm_policies(table: str, commands: tuple[str, ...]) -> str:
+def realm_policies(table: str, commands: tuple[str, ...]) -> str:
     sql = [f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;",
            f"CREATE POLICY {table}_read ON {table} FOR SELECT TO {AGENT_ROLE} USING ({_READABLE});",
            f"CREATE POLICY {table}_insert ON {table} FOR INSERT TO {AGENT_ROLE} "
@@ -233,7 +233,7 @@ def _privileges() -> str:
 V2 = "\n".join([
     _ROLE_AND_GRANTS,
     ADMIN_FUNCTIONS,
-    *(_realm_policies(t, c) for t, c in REALM_TABLES.items()),
+    *(realm_policies(t, c) for t, c in REALM_TABLES.items()),
     *(_memory_policies(t, cols) for t, (cols, _) in MEMORY_TABLES.items()),
     _meta_policies(),
     _privileges(),

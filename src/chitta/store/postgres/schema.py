@@ -22,7 +22,7 @@ import re
 import psycopg
 
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
-from chitta.store.postgres import access_control
+from chitta.store.postgres import access_control, code_schema
 
 #: The advisory-lock keys (two int4s: chitta's, then which lock) of the schema's migration
 #: and of :meth:`PostgresStore.write_lock`. Advisory locks are per database.
@@ -236,6 +236,7 @@ CREATE TRIGGER memories_changed AFTER UPDATE OF realm, deleted_at, kw_length ON 
 MIGRATIONS: tuple[str, ...] = (
     V1,
     access_control.V2,  # agents' roles, grants and row-level security
+    code_schema.V3,  # code intelligence's tables
 )
 LATEST = len(MIGRATIONS)
 

@@ -40,12 +40,13 @@ from chitta.errors import (
     StoreUnsupported,
 )
 from chitta.homes import default_home
-from chitta.store import access, portable
+from chitta.store import access, code_sql, portable
 from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
 from chitta.store.assessment import AssessmentReads, AssessmentRequest
 from chitta.store.base import ID_TABLES
+from chitta.store.code import CodeTables
 from chitta.store.conditions import TIME
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.links import LinkIndex
@@ -77,7 +78,7 @@ _PARTS = {"memories": "memories", "embeddings": "embeddings", "kw_postings": "ke
           "kw_realms": "keywords"}  # fmt: skip
 TABLES = ("meta", "generation", "memories", "embeddings", "kw_postings", "kw_realms", "purged",
           "link_touches", "triplets", "entity_aliases", "episodes", "access_log", "co_access",
-          "replications")  # fmt: skip
+          "replications", *code_sql.TABLES)  # fmt: skip
 #: The HNSW search's candidate list (pgvector's ``hnsw.ef_search``): at least this, and at
 #: least k.
 EF_SEARCH = 100
@@ -114,6 +115,7 @@ class PostgresStore:
         self.read_only: str | None = None
         self._conns = Connections(url, self.location)
         self._mirror = mirror.Mirror()
+        self._code: code_sql.SQLCodeTables | None = None
         try:
             conn = self._conns.get()
             with faults.mapped(self.location, "opening it"):
@@ -732,6 +734,12 @@ class PostgresStore:
 
     def corrections(self) -> CorrectionIndex:
         return self._derived("corrections")
+
+    def code(self) -> CodeTables:
+        """The code tables (store/code_sql.py's statements, read as this backend reads)."""
+        if self._code is None:
+            self._code = code_sql.SQLCodeTables(self._read, self._tx, "%s")
+        return self._code
 
     # --- the time cue's period ---------------------------------------------------------------
 

@@ -163,8 +163,91 @@ V6 = """
 CREATE VIRTUAL TABLE memories_fts_instance USING fts5vocab (memories_fts, instance);
 """
 
+# Code intelligence (store/code.py): the files, symbols, callsites (with their resolution),
+# imports and bases of indexed repositories, per realm. A symbol is found by its lower-cased
+# name (exact or a prefix: one range of the index) and walked to its callers and callees by
+# the resolved callsites' ends.
+V7 = """
+CREATE TABLE code_files (
+    realm        TEXT NOT NULL,
+    repo         TEXT NOT NULL,
+    path         TEXT NOT NULL,
+    language     TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    lines        INTEGER NOT NULL,
+    parse_errors INTEGER NOT NULL DEFAULT 0,
+    skipped      TEXT NOT NULL DEFAULT '',
+    indexed_at   INTEGER NOT NULL,
+    git_commit   TEXT,
+    PRIMARY KEY (realm, repo, path)
+) WITHOUT ROWID;
+CREATE TABLE code_symbols (
+    id         TEXT PRIMARY KEY,
+    realm      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    lname      TEXT NOT NULL,
+    qualified  TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    signature  TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line   INTEGER NOT NULL,
+    parent     TEXT,
+    language   TEXT NOT NULL,
+    doc        TEXT NOT NULL DEFAULT '',
+    body_hash  TEXT NOT NULL DEFAULT '',
+    indexed_at INTEGER NOT NULL,
+    git_commit TEXT
+);
+CREATE INDEX code_symbols_name ON code_symbols (realm, lname);
+CREATE INDEX code_symbols_file ON code_symbols (realm, repo, path, start_line);
+CREATE TABLE code_callsites (
+    id         TEXT PRIMARY KEY,
+    realm      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    path       TEXT NOT NULL,
+    caller     TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    form       TEXT NOT NULL,
+    receiver   TEXT,
+    qualifier  TEXT,
+    line       INTEGER NOT NULL,
+    key        TEXT NOT NULL,
+    caller_id  TEXT,
+    state      TEXT NOT NULL DEFAULT 'pending',
+    target_id  TEXT,
+    candidates TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX code_callsites_file ON code_callsites (realm, repo, path, line);
+CREATE INDEX code_callsites_key ON code_callsites (realm, key);
+CREATE INDEX code_callsites_target ON code_callsites (realm, target_id)
+    WHERE target_id IS NOT NULL;
+CREATE INDEX code_callsites_caller ON code_callsites (realm, caller_id)
+    WHERE caller_id IS NOT NULL;
+CREATE TABLE code_imports (
+    realm  TEXT NOT NULL,
+    repo   TEXT NOT NULL,
+    path   TEXT NOT NULL,
+    module TEXT NOT NULL,
+    name   TEXT,
+    alias  TEXT,
+    line   INTEGER NOT NULL
+);
+CREATE INDEX code_imports_file ON code_imports (realm, repo, path);
+CREATE TABLE code_bases (
+    realm TEXT NOT NULL,
+    repo  TEXT NOT NULL,
+    path  TEXT NOT NULL,
+    child TEXT NOT NULL,
+    base  TEXT NOT NULL,
+    line  INTEGER NOT NULL
+);
+CREATE INDEX code_bases_file ON code_bases (realm, repo, path);
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
 LATEST = len(MIGRATIONS)
 
 

@@ -5,6 +5,7 @@ indexes.py, the in-memory indexes)."""
 
 from __future__ import annotations
 
+from chitta.store.sqlite.code import Code
 from chitta.store.sqlite.graph import Graph
 from chitta.store.sqlite.history import History
 from chitta.store.sqlite.memories import Memories
@@ -13,5 +14,5 @@ from chitta.store.sqlite.search import Search
 from chitta.store.sqlite.upkeep import Upkeep
 
 
-class SQLiteStore(Meta, Memories, History, Search, Graph, Upkeep):
+class SQLiteStore(Meta, Memories, History, Search, Graph, Code, Upkeep):
     """One chitta store file, owned by this process while open."""
