@@ -42,10 +42,13 @@ def symbol_dict(s: StoredSymbol) -> dict[str, Any]:
 
 
 def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.answers import resolve_answers
     from chitta.code.index import index_path
 
     root = file_path(ctx, p["path"], "path")
-    return index_path(chitta.store, _realm(chitta, p), root, progress=ctx.progress).as_dict()
+    realm = _realm(chitta, p)
+    report = index_path(chitta.store, realm, root, resolve=resolve_answers, progress=ctx.progress)
+    return report.as_dict()
 
 
 def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
