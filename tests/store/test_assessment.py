@@ -51,3 +51,16 @@ def test_what_is_not_asked_for_is_not_read(filled) -> None:
     assert not got.matches and got.size is None and not got.df
     empty = store.assessment_reads(AssessmentRequest("work", frequencies=()))
     assert not empty.vectors and empty.size == 4 and not empty.df
+
+
+def test_term_matches_read_phrases_stems_and_tags_as_fts5_does(store, make_memory) -> None:
+    memories = [make_memory("We were deploying the parse_tags fix"),
+                make_memory("tags parse here"),
+                make_memory("nothing at all", tags=("deploy",))]  # fmt: skip
+    store.bind_model(MODEL)
+    store.insert([(m, None) for m in memories])
+    ids = [m.id for m in memories]
+    got = store.term_matches(["deployed", "parse_tags", "zebra"], ids)
+    # "deployed" and "deploying" share FTS5's stem; "parse_tags" is the phrase "pars tag"
+    # (in order: the second memory holds both words the other way round); tags count.
+    assert got == {ids[0]: {"deployed", "parse_tags"}, ids[2]: {"deployed"}}
