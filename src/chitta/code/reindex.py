@@ -265,7 +265,8 @@ def index_files(
     folder = Path(root).expanduser()
     if not folder.is_dir():
         raise (NotAFolder if folder.exists() else PathNotFound)(
-            f"{root} is not a folder: give the repository the files belong to")
+            f"{root} is not a folder: give the repository the files belong to"
+        )
     folder = folder.resolve()
     if extract is None or language_for is None:
         default_extract, default_language = _extractor()

@@ -182,7 +182,7 @@ CODE_REINDEX = Operation(
     effect="idempotent",
     detail="A file in no repository indexed in the realm is left alone (listed as outside). "
     "The files' calls, and the calls elsewhere of the names they define or stop defining, "
-    "are resolved again (docs/code.md, \"Staying current\"). `chitta code index FILE...` "
+    'are resolved again (docs/code.md, "Staying current"). `chitta code index FILE...` '
     "runs it; so does the PostToolUse hook after an Edit or Write.",
 )
 FIND_SYMBOL = Operation(
