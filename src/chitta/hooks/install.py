@@ -22,8 +22,12 @@ from chitta.hooks.jsonfile import object_at, read_object, write_object
 from chitta.store.backends import without_password
 
 #: Claude Code's event -> the chitta hook that serves it.
-EVENTS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start", "Stop": "stop",
-          "PostToolUse": "post-edit"}
+EVENTS = {
+    "UserPromptSubmit": "prompt",
+    "SessionStart": "session-start",
+    "Stop": "stop",
+    "PostToolUse": "post-edit",
+}
 #: The events whose hooks run for some tools only: the tools, as Claude Code's ``matcher``
 #: (the post-edit hook follows the tools that change a file; hooks/post_edit.py).
 MATCHERS = {"PostToolUse": "Edit|Write|MultiEdit"}
