@@ -46,6 +46,20 @@ def _reindexed(d: dict[str, Any]) -> None:
                    "`chitta code index REPO` indexes its repository", err=True)  # fmt: skip
 
 
+def _nowhere(paths: list[str], realm: str) -> None:
+    """Refuse files of which none lies in a repository indexed in ``realm`` (a mistyped
+    folder, or a repository not indexed yet): nothing was done."""
+    from pathlib import Path
+
+    from chitta.errors import NotAFolder, PathNotFound
+
+    first = paths[0]
+    if not Path(first).exists():
+        raise PathNotFound(f"no such folder: {first} (nor a file of an indexed repository)")
+    raise NotAFolder(f"{first} is not a folder, and no repository indexed in realm {realm} "
+                     "holds it: `chitta code index REPO` indexes its repository")  # fmt: skip
+
+
 def _index_command() -> click.Command:
     """``code index PATH...``: one folder is a whole (incremental) index (code_index); files
     are re-indexed alone (code_reindex)."""
@@ -84,6 +98,8 @@ def _index_command() -> click.Command:
             params = fill_realm(ctx, op, {**params, "realm": realm})
             with progress_bar(op.name, "files" if folder else None, quiet=as_json) as advance:
                 data = run_op(ctx, op, params, progress=advance)
+            if not folder and not data["repos"]:
+                _nowhere(full, data["realm"])
             with output():
                 if as_json:
                     emit(data)
