@@ -8,6 +8,7 @@ with the ``code`` lane.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.code.model import SYMBOL_KINDS
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 #: The most characters of a symbol name or id asked for.
 MAX_NAME_CHARS = 512
+#: The most files one ``code_reindex`` takes (code/reindex.py's MAX_FILES).
+MAX_REINDEX_FILES = 256
 #: The most symbols one name walks callers or callees from (the rest are counted).
 MAX_ROOTS = 5
 
@@ -42,13 +45,39 @@ def symbol_dict(s: StoredSymbol) -> dict[str, Any]:
 
 
 def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    from chitta.code.answers import resolve_answers
     from chitta.code.index import index_path
 
     root = file_path(ctx, p["path"], "path")
     realm = _realm(chitta, p)
-    report = index_path(chitta.store, realm, root, resolve=resolve_answers, progress=ctx.progress)
+    report = index_path(chitta.store, realm, root, resolve=_index_primed(chitta, realm, root),
+                        progress=ctx.progress)  # fmt: skip
     return report.as_dict()
+
+
+def _index_primed(chitta: Chitta, realm: str, root: Path) -> Any:
+    """The resolver for a whole index, which also hands the repository's extracts to the
+    re-index cache (code/reindex.py): the first one-file re-index after it reads none."""
+    from chitta.code.answers import resolve_answers
+    from chitta.code.reindex import CACHE
+
+    tables, repo = chitta.store.code(), root.expanduser().resolve().as_posix()
+
+    def resolve(extracts: Any) -> Any:
+        extracts = list(extracts)
+        CACHE.put(tables, realm, repo, {e.path: e for e in extracts})
+        return resolve_answers(extracts)
+
+    return resolve
+
+
+def _reindex(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.answers import resolve_answers
+    from chitta.code.reindex import reindex_paths
+
+    realm = _realm(chitta, p)
+    paths = [str(file_path(ctx, raw, "paths")) for raw in p["paths"]]
+    reports, outside = reindex_paths(chitta.store, realm, paths, resolve=resolve_answers)
+    return {"realm": realm, "repos": [r.as_dict() for r in reports], "outside": outside}
 
 
 def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -133,6 +162,29 @@ CODE_INDEX = Operation(
     "holds); elsewhere .gitignore files are read. Vendored, generated, binary and very large "
     "files are skipped and counted by reason. Needs the code extra: pip install 'chitta[code]'.",
 )
+CODE_REINDEX = Operation(
+    "code_reindex",
+    "Re-index the files PATHS of indexed repositories (what an edit changed): only those "
+    "files, and the calls they can change.",
+    (
+        Param(
+            "paths",
+            "list",
+            "The files (absolute in the daemon); one gone from disk leaves the index.",
+            required=True,
+            max_length=MAX_PATH_CHARS,
+            max_items=MAX_REINDEX_FILES,
+        ),
+        REALM,
+    ),  # fmt: skip
+    _reindex,
+    writes=True,
+    effect="idempotent",
+    detail="A file in no repository indexed in the realm is left alone (listed as outside). "
+    "The files' calls, and the calls elsewhere of the names they define or stop defining, "
+    'are resolved again (docs/code.md, "Staying current"). `chitta code index FILE...` '
+    "runs it; so does the PostToolUse hook after an Edit or Write.",
+)
 FIND_SYMBOL = Operation(
     "find_symbol",
     "Find indexed symbols by NAME (any case; Class.method or a::b for qualified names).",
@@ -173,4 +225,4 @@ SYMBOL_CALLEES = Operation(
     lambda chitta, p, ctx: _walk(chitta, p, callers=False),
 )
 
-OPERATIONS = (CODE_INDEX, FIND_SYMBOL, SYMBOL_CALLERS, SYMBOL_CALLEES)
+OPERATIONS = (CODE_INDEX, CODE_REINDEX, FIND_SYMBOL, SYMBOL_CALLERS, SYMBOL_CALLEES)

@@ -211,6 +211,11 @@ class CodeTables(Protocol):
         target not among ``repo``'s symbols of ``realm`` is dropped from the answer (a
         ``resolved`` one with none left becomes ``unresolved``)."""
 
+    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+        """Set every callsite of ``repo`` that calls one of ``names`` back to ``pending`` (its
+        target and candidates cleared), in one transaction; how many were not pending before.
+        What a one-file re-index does to the calls a changed definition may now answer."""
+
     def callers(
         self, realm: str, symbol_id: str, depth: int = 1, limit: int = 100
     ) -> tuple[list[CallEdge], bool]:

@@ -191,6 +191,21 @@ class SQLCodeTables:
             cur.executemany(self._sql(update + "WHERE realm = ? AND key = ?"), rows)
         return len(rows)
 
+    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+        wanted = sorted(set(names))
+        if not wanted:
+            return 0
+        changed = 0
+        with self._write() as cur:
+            for chunk in _chunks(wanted):
+                sql = ("UPDATE code_callsites SET state = ?, target_id = NULL, candidates = '' "
+                       f"WHERE realm = ? AND repo = ? AND state <> ? AND name IN "
+                       f"({_marks(len(chunk))})")  # fmt: skip
+                # (SQLite's connection and psycopg's cursor both answer execute with a cursor.)
+                done = cur.execute(self._sql(sql), (PENDING, realm, repo, PENDING, *chunk))
+                changed += max(done.rowcount, 0)
+        return changed
+
     # --- reads ------------------------------------------------------------------------------
 
     def files(self, realm: str, repo: str) -> dict[str, str]:
