@@ -29,6 +29,9 @@ def _indexed(d: dict[str, Any]) -> None:
                f"{d['parse_errors']} parse errors in the files read")  # fmt: skip
     if d["skipped"]:
         click.echo("  skipped: " + ", ".join(f"{n} {why}" for why, n in d["skipped"].items()))
+    if d.get("unembedded"):
+        click.echo(f"  {d['unembedded']} symbols without vectors (--no-embed): search_symbols "
+                   "finds them by keywords alone")  # fmt: skip
     states = d["resolution"]
     if any(states.values()):
         click.echo("  calls: " + ", ".join(f"{n} {state}" for state, n in states.items() if n))
@@ -70,6 +73,25 @@ def _walked(key: str):
     return render
 
 
+def _searched(d: dict[str, Any]) -> None:
+    for s in d["symbols"]:
+        click.echo(_line(s))
+        if s["signature"]:
+            click.echo(f"    {s['signature']}")
+    if not d["symbols"]:
+        click.echo(f"no symbol matches in realm {d['realm']}", err=True)
+    if d["unembedded"]:
+        click.echo(f"{d['unembedded']} of {d['searched']} symbols have no vector (indexed with "
+                   "--no-embed): found by keywords alone", err=True)  # fmt: skip
+
+
+def _outlined(d: dict[str, Any]) -> None:
+    if d["outline"]:
+        click.echo(d["outline"])
+    else:
+        click.echo(f"no indexed symbols in realm {d['realm']}", err=True)
+
+
 def register(group: click.Group) -> None:
     """Add ``code …`` to ``group``."""
     op_command(code, "code_index", _indexed, name="index", prepare=absolute("path"),
@@ -77,4 +99,6 @@ def register(group: click.Group) -> None:
     op_command(code, "find_symbol", _found, name="find")
     op_command(code, "symbol_callers", _walked("callers"), name="callers")
     op_command(code, "symbol_callees", _walked("callees"), name="callees")
+    op_command(code, "search_symbols", _searched, name="search")
+    op_command(code, "code_outline", _outlined, name="outline")
     group.add_command(code)
