@@ -18,9 +18,9 @@ def sym(name: str, start: int, path: str = "app/a.py") -> Symbol:
                   parent="app.a", language="python", doc=f"{name} doc")  # fmt: skip
 
 
+CALL = Callsite("app.a.two", "one", "call", None, None, "app/a.py", 5)
 A = FileExtract(path="app/a.py", language="python", content_hash="h1", lines=9,
-                symbols=(sym("one", 1), sym("two", 4)),
-                callsites=(Callsite("app.a.two", "one", "call", None, None, "app/a.py", 5),))  # fmt: skip
+                symbols=(sym("one", 1), sym("two", 4)), callsites=(CALL,))  # fmt: skip
 B = FileExtract(path="app/b.py", language="python", content_hash="h2", lines=3,
                 symbols=(sym("three", 1, "app/b.py"),))  # fmt: skip
 

@@ -30,6 +30,10 @@ TOLERANCE = 1e-9
 MAX_ITERATIONS = 100
 #: The most characters of one symbol's entry (a long signature is cut with "…").
 ENTRY_CHARS = 100
+#: The most central symbols an outline tries to fit (the rest rank too low to matter), and
+#: the fewest characters left worth trying one more.
+MAX_CONSIDERED = 2000
+MIN_ENTRY = 6
 #: Kinds an outline lists: a module or namespace is its file's line already.
 LISTED_KINDS = frozenset({"function", "method", "class", "struct", "enum", "interface",
                           "trait"})  # fmt: skip
@@ -109,7 +113,9 @@ def outline(ranked: Sequence[Ranked], chars: int) -> tuple[str, int]:
     several = len({r.symbol.repo for r in ranked}) > 1
     lines: dict[str, list[str]] = {}
     used = shown = 0
-    for r in ranked:
+    for r in ranked[:MAX_CONSIDERED]:
+        if chars - used < MIN_ENTRY:
+            break
         label, text = file_label(r.symbol, several), entry(r.symbol)
         held = lines.get(label)
         # A new line costs its label, ": " and a newline; a further entry "; " and itself.
