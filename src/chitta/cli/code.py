@@ -29,6 +29,9 @@ def _indexed(d: dict[str, Any]) -> None:
                f"{d['parse_errors']} parse errors in the files read")  # fmt: skip
     if d["skipped"]:
         click.echo("  skipped: " + ", ".join(f"{n} {why}" for why, n in d["skipped"].items()))
+    if d.get("unembedded"):
+        click.echo(f"  {d['unembedded']} symbols without vectors (--no-embed): search_symbols "
+                   "finds them by keywords alone")  # fmt: skip
     states = d["resolution"]
     if any(states.values()):
         click.echo("  calls: " + ", ".join(f"{n} {state}" for state, n in states.items() if n))
@@ -71,9 +74,15 @@ def _index_command() -> click.Command:
     @click.command(name="index")
     @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
     @click.option("--realm", "-r", help=REALM.cli_help)
+    @click.option(
+        "--no-embed",
+        "no_embed",
+        is_flag=True,
+        help=next(q.cli_help or q.help for q in whole.params if q.name == "no_embed"),
+    )
     @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
     @click.pass_context
-    def index(ctx: click.Context, paths: tuple[str, ...], realm: str | None,
+    def index(ctx: click.Context, paths: tuple[str, ...], realm: str | None, no_embed: bool,
               as_json: bool) -> None:  # fmt: skip
         """Index the repository or folder PATH: its symbols, calls, imports and bases (again:
         only the files that changed). Given files instead, re-index just those (and the calls
@@ -94,7 +103,7 @@ def _index_command() -> click.Command:
             if not folder and any(Path(p).is_dir() for p in full):
                 raise BadArgument("give one repository or folder, or files: not both")
             op = whole if folder else some
-            params = {"path": full[0]} if folder else {"paths": full}
+            params = {"path": full[0], "no_embed": no_embed} if folder else {"paths": full}
             params = fill_realm(ctx, op, {**params, "realm": realm})
             with progress_bar(op.name, "files" if folder else None, quiet=as_json) as advance:
                 data = run_op(ctx, op, params, progress=advance)
@@ -146,10 +155,31 @@ def _walked(key: str):
     return render
 
 
+def _searched(d: dict[str, Any]) -> None:
+    for s in d["symbols"]:
+        click.echo(_line(s))
+        if s["signature"]:
+            click.echo(f"    {s['signature']}")
+    if not d["symbols"]:
+        click.echo(f"no symbol matches in realm {d['realm']}", err=True)
+    if d["unembedded"]:
+        click.echo(f"{d['unembedded']} of {d['searched']} symbols have no vector (indexed with "
+                   "--no-embed): found by keywords alone", err=True)  # fmt: skip
+
+
+def _outlined(d: dict[str, Any]) -> None:
+    if d["outline"]:
+        click.echo(d["outline"])
+    else:
+        click.echo(f"no indexed symbols in realm {d['realm']}", err=True)
+
+
 def register(group: click.Group) -> None:
     """Add ``code …`` to ``group``."""
     code.add_command(_index_command())
     op_command(code, "find_symbol", _found, name="find")
     op_command(code, "symbol_callers", _walked("callers"), name="callers")
     op_command(code, "symbol_callees", _walked("callees"), name="callees")
+    op_command(code, "search_symbols", _searched, name="search")
+    op_command(code, "code_outline", _outlined, name="outline")
     group.add_command(code)

@@ -30,6 +30,7 @@ from chitta.store.code import (
     prefix_bound,
     symbol_ids,
 )
+from chitta.store.code_vectors import VECTOR_TABLES, SymbolVectorsSQL
 
 Read = Callable[[str, Sequence[object]], list]
 Write = Callable[[], AbstractContextManager[Any]]
@@ -75,7 +76,7 @@ def _callsite(row: Sequence[Any]) -> StoredCallsite:
                           tuple(candidates.split()))  # fmt: skip
 
 
-class SQLCodeTables:
+class SQLCodeTables(SymbolVectorsSQL):
     """:class:`chitta.store.code.CodeTables` over a backend's ``read`` and ``write``."""
 
     def __init__(self, read: Read, write: Write, placeholder: str = "?") -> None:
@@ -155,7 +156,7 @@ class SQLCodeTables:
             )  # fmt: skip
 
     def _delete(self, cur: Any, realm: str, repo: str, path: str) -> None:
-        for table in TABLES:
+        for table in (*TABLES, *VECTOR_TABLES):
             cur.execute(self._sql(f"DELETE FROM {table} WHERE realm = ? AND repo = ? "
                                   "AND path = ?"), (realm, repo, path))  # fmt: skip
 

@@ -237,6 +237,9 @@ MIGRATIONS: tuple[str, ...] = (
     V1,
     access_control.V2,  # agents' roles, grants and row-level security
     code_schema.V3,  # code intelligence's tables
+    "SELECT 1",  # merge: i20's schema 4
+    "SELECT 1",  # merge: i20's schema 5
+    code_schema.V6,  # symbol search's vectors
 )
 LATEST = len(MIGRATIONS)
 

@@ -246,8 +246,27 @@ CREATE TABLE code_bases (
 CREATE INDEX code_bases_file ON code_bases (realm, repo, path);
 """
 
+# Symbol search (code/search.py): each symbol's vector from the store's embedder, by the
+# model that made it (a store re-embedded with another model embeds its symbols again). The
+# rows go with their file's (store/code_sql.py). Schema 10: 8 and 9 are other parts of issue
+# 20 (merge: their migrations take the places of the two placeholders below).
+V10 = """
+CREATE TABLE code_vectors (
+    id     TEXT PRIMARY KEY,
+    realm  TEXT NOT NULL,
+    repo   TEXT NOT NULL,
+    path   TEXT NOT NULL,
+    model  TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX code_vectors_file ON code_vectors (realm, repo, path);
+CREATE INDEX code_vectors_model ON code_vectors (realm, model);
+"""
+_V8_PLACEHOLDER = _V9_PLACEHOLDER = "SELECT 1;"  # merge: i20's schema 8 and 9
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, _V8_PLACEHOLDER, _V9_PLACEHOLDER,
+                               V10)  # fmt: skip
 LATEST = len(MIGRATIONS)
 
 
