@@ -1,5 +1,8 @@
 """The resolver's answers in the form the store records them: one per callsite, with the
-target symbols themselves (the store finds their ids by file, name, kind and line)."""
+target symbols themselves (the store finds their ids by file, name, kind and line).
+
+:class:`Resolver` is the same seam keeping the resolution it made, for what else is made of
+the edges (their triplets: code/edges.py)."""
 
 from __future__ import annotations
 
@@ -37,3 +40,16 @@ def resolve_answers(extracts: Sequence[FileExtract]) -> list[Answer]:
     """The indexer's ``resolve`` seam: resolve a repository's extracts, answer per callsite."""
     extracts = list(extracts)
     return answers(extracts, resolve(extracts))
+
+
+class Resolver:
+    """The indexer's ``resolve`` seam (as :func:`resolve_answers`) that keeps the last
+    :class:`Resolution` it made in ``last`` (None until it runs)."""
+
+    def __init__(self) -> None:
+        self.last: Resolution | None = None
+
+    def __call__(self, extracts: Sequence[FileExtract]) -> list[Answer]:
+        extracts = list(extracts)
+        self.last = resolve(extracts)
+        return answers(extracts, self.last)

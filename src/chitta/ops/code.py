@@ -8,6 +8,7 @@ with the ``code`` lane.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from chitta.code.model import SYMBOL_KINDS
@@ -42,13 +43,20 @@ def symbol_dict(s: StoredSymbol) -> dict[str, Any]:
 
 
 def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    from chitta.code.answers import resolve_answers
+    from chitta.code.answers import Resolver
+    from chitta.code.edges import store_edges
     from chitta.code.index import index_path
 
     root = file_path(ctx, p["path"], "path")
     realm = _realm(chitta, p)
-    report = index_path(chitta.store, realm, root, resolve=resolve_answers, progress=ctx.progress)
-    return report.as_dict()
+    resolver = Resolver()
+    report = index_path(chitta.store, realm, root, resolve=resolver, progress=ctx.progress)
+    out = report.as_dict()
+    if resolver.last is not None:  # the edges changed: keep the realm's triplets in step
+        at = int(time.time() * 1000)
+        out["triplets"] = store_edges(chitta.store, realm, report.repo, resolver.last,
+                                      now=at).as_dict()  # fmt: skip
+    return out
 
 
 def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:

@@ -237,6 +237,7 @@ MIGRATIONS: tuple[str, ...] = (
     V1,
     access_control.V2,  # agents' roles, grants and row-level security
     code_schema.V3,  # code intelligence's tables
+    code_schema.V4,  # the triplets the code index made of its edges
 )
 LATEST = len(MIGRATIONS)
 

@@ -246,8 +246,22 @@ CREATE TABLE code_bases (
 CREATE INDEX code_bases_file ON code_bases (realm, repo, path);
 """
 
+# The triplets the code index made of a repository's edges (code/edges.py), by the edge's
+# keys: what a re-index compares its edges with, to invalidate the ones gone and add the new.
+V8 = """
+CREATE TABLE code_triplets (
+    realm      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    subject    TEXT NOT NULL,
+    predicate  TEXT NOT NULL,
+    object     TEXT NOT NULL,
+    triplet_id TEXT NOT NULL,
+    PRIMARY KEY (realm, repo, subject, predicate, object)
+) WITHOUT ROWID;
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8)
 LATEST = len(MIGRATIONS)
 
 
