@@ -135,11 +135,20 @@ def seed_v6(conn: sqlite3.Connection) -> None:
     code tables of version 7 start empty)."""
 
 
+def seed_v7(conn: sqlite3.Connection) -> None:
+    """What a version-7 chitta could hold: an indexed file (migration 8 adds the record of the
+    triplets made of a repository's edges beside it)."""
+    conn.execute(
+        "INSERT INTO code_files VALUES (?,?,?,?,?,?,?,?,?,?)",
+        ("old", "/src/shop", "shop/cart.py", "python", "h1", 12, 0, "", 7, None),
+    )
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6,
-    # The code tables start empty (7); 8 and 9 are placeholders of this branch (merge).
-    7: seed_v6, 8: seed_v6, 9: seed_v6,
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
+    # 9 is a placeholder of issue 20's merge (memories linked to symbols take its place).
+    8: seed_v7, 9: seed_v7,
 }  # fmt: skip
 
 
@@ -231,7 +240,13 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         triplet = Triplet(new_id(), "work", "staging-db", "port", "5433", 1.0, 1, None, None, 2)
         s.add_triplets([triplet])
         assert s.triplets("work") == [triplet]
-        assert set(s.code().counts().values()) == {0}  # migration 7: the code tables, empty
+        # Migration 7: the code tables; migration 8: the record of the triplets of edges.
+        assert s.code().counts()["files"] == (1 if version >= 7 else 0)
+        if version >= 7:
+            assert s.code().files("old", "/src/shop") == {"shop/cart.py": "h1"}
+        edge = ("a", "calls", "b")
+        s.code().set_edge_triplets("old", "/src/shop", {edge: triplet.id}, [])
+        assert s.code().edge_triplets("old", "/src/shop") == {edge: triplet.id}
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
