@@ -135,9 +135,18 @@ def seed_v6(conn: sqlite3.Connection) -> None:
     code tables of version 7 start empty)."""
 
 
+def seed_v7(conn: sqlite3.Connection) -> None:
+    """Version 7 added the code tables: one indexed file and its symbol (the links and the
+    history of version 8 start empty; an index after the migration begins the history)."""
+    conn.execute("INSERT INTO code_files VALUES ('work', '/repo', 'a.py', 'python', 'h', 2, "
+                 "0, '', 1, NULL)")  # fmt: skip
+    conn.execute("INSERT INTO code_symbols VALUES ('sym_old', 'work', '/repo', 'a.py', 'f', "
+                 "'f', 'a.f', 'function', 'def f()', 1, 2, 'a', 'python', '', 'b1', 1, NULL)")
+
+
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6,
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
 }  # fmt: skip
 
 

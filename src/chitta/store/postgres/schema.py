@@ -22,7 +22,7 @@ import re
 import psycopg
 
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
-from chitta.store.postgres import access_control, code_schema
+from chitta.store.postgres import access_control, code_links_schema, code_schema
 
 #: The advisory-lock keys (two int4s: chitta's, then which lock) of the schema's migration
 #: and of :meth:`PostgresStore.write_lock`. Advisory locks are per database.
@@ -237,6 +237,7 @@ MIGRATIONS: tuple[str, ...] = (
     V1,
     access_control.V2,  # agents' roles, grants and row-level security
     code_schema.V3,  # code intelligence's tables
+    code_links_schema.V4_CODE_LINKS,  # memories linked to symbols, the symbol history
 )
 LATEST = len(MIGRATIONS)
 
