@@ -214,6 +214,7 @@ class DaemonChitta:
         record: bool = True,
         trace: bool = False,
         time_cue: object = None,
+        as_of_commit: str | None = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope (see
         :meth:`chitta.api.Chitta.recall`); scores as the reply rounds them
@@ -223,7 +224,7 @@ class DaemonChitta:
             limit=limit, strategy=strategy, ablate=list(ablate),
             include_superseded=include_superseded, fusion=fusion, cross_realm=cross_realm,
             disable_hdc=disable_hdc, session=session, rerank=rerank, record=record,
-            trace=trace, time_cue=time_cue,
+            trace=trace, time_cue=time_cue, as_of_commit=as_of_commit,
         )  # fmt: skip
         return result_from_dict(reply)
 

@@ -14,7 +14,6 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from chitta.code.model import Base, Callsite, FileExtract, Import, Symbol
-from chitta.store.code_links_sql import SQLCodeLinks, record_remove, record_replace
 from chitta.store.code import (
     MAX_DEPTH,
     PENDING,
@@ -31,6 +30,7 @@ from chitta.store.code import (
     prefix_bound,
     symbol_ids,
 )
+from chitta.store.code_links_sql import SQLCodeLinks, record_remove, record_replace
 
 Read = Callable[[str, Sequence[object]], list]
 Write = Callable[[], AbstractContextManager[Any]]
