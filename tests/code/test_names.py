@@ -16,7 +16,8 @@ LOCOMO = Path("/work/shared/data/locomo10.json")
 def test_code_like_names_are_found_and_ordinary_words_are_not() -> None:
     text = ("We run the tests and get results; Cart is fine. parse_tags drops empty tags, "
             "Cart.total rounds, chitta::recall ranks, parseTags() and HttpClient too, "
-            "e.g. this, i.e. that. URLParser, HTTP, JSON, 3.11, Cart#total, node->next.")  # fmt: skip
+            "e.g. this, i.e. that. URLParser, HTTP, JSON, 3.11, Cart#total, "
+            "node->next.")  # fmt: skip
     assert code_names(text) == ["parse_tags", "Cart.total", "chitta::recall", "parseTags",
                                 "HttpClient", "URLParser", "Cart#total", "node->next"]  # fmt: skip
 

@@ -18,7 +18,7 @@ from chitta.wire import result_from_dict, result_to_dict
 
 pytest.importorskip("tree_sitter_python")
 
-CART_V1 = '''class Cart:
+CART_V1 = """class Cart:
     def total(self, items):
         return sum(item.price for item in items)
 
@@ -28,7 +28,7 @@ CART_V1 = '''class Cart:
 
 def parse_tags(text):
     return [t.strip() for t in text.split(",")]
-'''
+"""
 # Commit 2 changes only Cart.discount; commit 3 changes Cart.total's body.
 CART_V2 = CART_V1.replace("amount * 0.9", "amount * 0.8")
 CART_V3 = CART_V2.replace("sum(item.price for item in items)",

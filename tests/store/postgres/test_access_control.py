@@ -20,9 +20,9 @@ from chitta.code.model import FileExtract, Symbol
 from chitta.embed.base import ModelIdentity
 from chitta.errors import AccessDenied, MemoryNotFound
 from chitta.store.access import AccessRecord
+from chitta.store.code_links import SymbolLink
 from chitta.store.postgres import PostgresStore
 from chitta.store.postgres.access_control import AGENT_ROLE, MEMORY_TABLES, REALM_TABLES
-from chitta.store.code_links import SymbolLink
 from chitta.store.postgres.code_links_schema import CODE_LINK_TABLES
 from chitta.store.postgres.code_schema import CODE_TABLES
 from chitta.store.records import Episode, Scope, Source, Triplet

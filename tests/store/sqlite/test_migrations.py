@@ -140,8 +140,10 @@ def seed_v7(conn: sqlite3.Connection) -> None:
     history of version 8 start empty; an index after the migration begins the history)."""
     conn.execute("INSERT INTO code_files VALUES ('work', '/repo', 'a.py', 'python', 'h', 2, "
                  "0, '', 1, NULL)")  # fmt: skip
-    conn.execute("INSERT INTO code_symbols VALUES ('sym_old', 'work', '/repo', 'a.py', 'f', "
-                 "'f', 'a.f', 'function', 'def f()', 1, 2, 'a', 'python', '', 'b1', 1, NULL)")
+    conn.execute(
+        "INSERT INTO code_symbols VALUES ('sym_old', 'work', '/repo', 'a.py', 'f', "
+        "'f', 'a.f', 'function', 'def f()', 1, 2, 'a', 'python', '', 'b1', 1, NULL)"
+    )
 
 
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
