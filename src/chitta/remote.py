@@ -224,7 +224,9 @@ class DaemonChitta:
             limit=limit, strategy=strategy, ablate=list(ablate),
             include_superseded=include_superseded, fusion=fusion, cross_realm=cross_realm,
             disable_hdc=disable_hdc, session=session, rerank=rerank, record=record,
-            trace=trace, time_cue=time_cue, as_of_commit=as_of_commit,
+            trace=trace, time_cue=time_cue,
+            # Sent only when given: a daemon from before it still answers every other recall.
+            **({} if as_of_commit is None else {"as_of_commit": as_of_commit}),
         )  # fmt: skip
         return result_from_dict(reply)
 
