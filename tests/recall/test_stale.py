@@ -29,8 +29,8 @@ CART_V1 = """class Cart:
 def parse_tags(text):
     return [t.strip() for t in text.split(",")]
 """
-# Commit 2 changes only Cart.discount; commit 3 changes Cart.total's body.
-CART_V2 = CART_V1.replace("amount * 0.9", "amount * 0.8")
+# Commit 2 changes Cart.discount and moves every line down; commit 3 changes Cart.total's body.
+CART_V2 = "# Prices are in cents.\n\n" + CART_V1.replace("amount * 0.9", "amount * 0.8")
 CART_V3 = CART_V2.replace("sum(item.price for item in items)",
                           "round(sum(item.price * item.count for item in items), 2)")  # fmt: skip
 STALE_TEXT = "The shop's Cart.total adds up the prices of the items in the basket."
@@ -155,3 +155,19 @@ def test_an_index_links_the_memories_remembered_before_it(chitta, repo: Path) ->
     index_path(chitta.store, "work", repo)
     (mark,) = chitta.recall(QUERY, realm="work").stale[older]
     assert mark.change == "removed" and mark.path is None
+
+
+def test_the_stale_factor_stands_outside_the_clamp(make_memory) -> None:
+    """A product already at its bound cannot hide the mark: equal relevance, lower score."""
+    from dataclasses import replace
+
+    from chitta.recall.scoring import score
+    from chitta.recall.scoring_config import DEFAULT
+
+    strong = replace(make_memory("a well-used memory"), strength=1.0)
+    config = replace(DEFAULT, bounds_max=1.0)
+    plain = score(1.0, strong, None, 1, strong.created_at, config)
+    marked = score(1.0, strong, None, 1, strong.created_at, config, stale=True)
+    assert plain.product == marked.product == 1.0  # clamped
+    assert marked.final == pytest.approx(plain.final * STALE_FACTOR)
+    assert "stale" not in plain.factors and marked.factors["stale"] == STALE_FACTOR
