@@ -566,11 +566,12 @@ class Chitta:
         session: str | None = None,
         trace: bool = False,
         time_cue: object = None,
+        now: object = None,
     ) -> Reconstruction:
         """The answer to ``query`` as items quoting the recalled records, within ``budget``
         characters of quotes (recall/reconstruct.py). With ``trace``, the recall's trace is
-        kept on the result, for the caller's ``trace.recall``. ``time_cue`` is applied to
-        the recall the items are read from, as in :meth:`recall` (its seats are quoted too)."""
+        kept on the result, for the caller's ``trace.recall``. ``time_cue`` and ``now`` are
+        the recall's, as in :meth:`recall` (the cue's seats are quoted too)."""
         check_budget(budget)
         result = self.recall(
             query,
@@ -582,6 +583,7 @@ class Chitta:
             session=session,
             trace=trace,
             time_cue=time_cue,
+            now=now,
         )
         items, omitted = items_within(result.hits, budget)
         return Reconstruction(tuple(items), tuple(omitted), budget, result)

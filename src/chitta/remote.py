@@ -214,6 +214,7 @@ class DaemonChitta:
         record: bool = True,
         trace: bool = False,
         time_cue: object = None,
+        now: object = None,
         as_of_commit: str | None = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope (see
@@ -224,7 +225,7 @@ class DaemonChitta:
             limit=limit, strategy=strategy, ablate=list(ablate),
             include_superseded=include_superseded, fusion=fusion, cross_realm=cross_realm,
             disable_hdc=disable_hdc, session=session, rerank=rerank, record=record,
-            trace=trace, time_cue=time_cue,
+            trace=trace, time_cue=time_cue, now=now,
             # Sent only when given: a daemon from before it still answers every other recall.
             **({} if as_of_commit is None else {"as_of_commit": as_of_commit}),
         )  # fmt: skip
@@ -243,6 +244,7 @@ class DaemonChitta:
         session: str | None = None,
         trace: bool = False,
         time_cue: object = None,
+        now: object = None,
     ) -> Reconstruction:
         """The answer to ``query`` as items quoting the recalled records, within ``budget``.
 
@@ -251,7 +253,7 @@ class DaemonChitta:
         check_budget(budget)
         result = self.recall(query, realm=realm, agent_id=agent_id, channel=channel, limit=limit,
                              strategy=strategy, session=session, trace=trace,
-                             time_cue=time_cue)  # fmt: skip
+                             time_cue=time_cue, now=now)  # fmt: skip
         items, omitted = items_within(result.hits, budget)
         return Reconstruction(tuple(items), tuple(omitted), budget, result)
 

@@ -59,7 +59,8 @@ log = logging.getLogger(__name__)
 
 SPOOL_DIR = "spool"
 #: The operations a record may name: writes whose reply the writer can do without.
-SPOOLABLE = frozenset({"remember"})
+#: (``code_reindex``: the PostToolUse hook's re-index of an edited file, idempotent.)
+SPOOLABLE = frozenset({"remember", "code_reindex"})
 #: Meta keys in the store: the intake's place in a claimed file (``spool.progress:<file>``;
 #: a store written by an older chitta may hold the one key of its day, read as a fallback),
 #: and the last intake's counts.

@@ -85,7 +85,8 @@ def test_install_answers_json(tmp_path: Path) -> None:
                               capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
 
     first = json.loads(install().stdout)
-    assert first["ok"] and set(first["changed"]) == {"UserPromptSubmit", "SessionStart", "Stop"}
+    events = {"UserPromptSubmit", "SessionStart", "Stop", "PostToolUse"}
+    assert first["ok"] and set(first["changed"]) == events
     assert json.loads(install().stdout)["changed"] == {}
     (tmp_path / ".claude" / "settings.json").write_text("{bad")
     bad = install()

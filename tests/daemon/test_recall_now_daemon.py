@@ -62,3 +62,19 @@ def test_cli_now_and_a_bad_now(home: Path, launch, daemon_store: str | None,
               store=daemon_store)  # fmt: skip
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "now 'next friday' is not a date" in bad.stderr
+
+
+def test_the_client_api_passes_now_to_recall_and_reconstruct(daemon: Path, home: Path) -> None:
+    from chitta.remote import DaemonChitta
+
+    chitta = DaemonChitta(daemon, realm="life", home=home)
+    chitta.remember(TRIP, event_time="2023-05-23")
+    asked = chitta.recall("weekend trip", time_cue=LAST_WEEK, now="2023-05-30T03:16")
+    assert [h.memory.content for h in asked.hits] == [TRIP]
+    quoted = chitta.reconstruct("weekend trip", time_cue=LAST_WEEK, now=1685416560000)
+    assert [h.memory.content for h in quoted.recall.hits] == [TRIP]
+    # The daemon reads them: a bad one is its refusal, named.
+    with pytest.raises(BadDate, match="now 'last tuesday' is not a date"):
+        chitta.recall("weekend trip", now="last tuesday")
+    with pytest.raises(BadDate, match="now 'soon' is not a date"):
+        chitta.reconstruct("weekend trip", now="soon")

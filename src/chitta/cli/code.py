@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from chitta.cli.ops import op_command
-from chitta.cli.store import absolute
+from chitta.cli.ops import COMMANDS, JSON_HELP, fill_realm, op_command, run_op
+from chitta.ops.common import REALM
 
 
 @click.group()
@@ -29,11 +29,96 @@ def _indexed(d: dict[str, Any]) -> None:
                f"{d['parse_errors']} parse errors in the files read")  # fmt: skip
     if d["skipped"]:
         click.echo("  skipped: " + ", ".join(f"{n} {why}" for why, n in d["skipped"].items()))
+    if d.get("unembedded"):
+        click.echo(f"  {d['unembedded']} symbols without vectors (--no-embed): search_symbols "
+                   "finds them by keywords alone")  # fmt: skip
     states = d["resolution"]
     if any(states.values()):
         click.echo("  calls: " + ", ".join(f"{n} {state}" for state, n in states.items() if n))
     if d.get("linked"):  # older memories now linked to the symbols stored (docs/code.md)
         click.echo(f"  {d['linked']} links from memories to the symbols stored")
+
+
+def _reindexed(d: dict[str, Any]) -> None:
+    for r in d["repos"]:
+        what = f"{r['indexed']} read, {r['unchanged']} unchanged, {r['removed']} removed"
+        if r["skipped"]:
+            what += ", skipped " + ", ".join(f"{n} {why}" for why, n in r["skipped"].items())
+        click.echo(f"re-indexed {r['files']} files of {r['repo']}: {what}; {r['resolved']} "
+                   f"calls resolved again in {r['seconds'] * 1000:.0f} ms")  # fmt: skip
+    for path in d["outside"]:
+        click.echo(f"{path} is in no repository indexed in realm {d['realm']}: "
+                   "`chitta code index REPO` indexes its repository", err=True)  # fmt: skip
+
+
+def _nowhere(paths: list[str], realm: str) -> None:
+    """Refuse files of which none lies in a repository indexed in ``realm`` (a mistyped
+    folder, or a repository not indexed yet): nothing was done."""
+    from pathlib import Path
+
+    from chitta.errors import NotAFolder, PathNotFound
+
+    first = paths[0]
+    if not Path(first).exists():
+        raise PathNotFound(f"no such folder: {first} (nor a file of an indexed repository)")
+    raise NotAFolder(f"{first} is not a folder, and no repository indexed in realm {realm} "
+                     "holds it: `chitta code index REPO` indexes its repository")  # fmt: skip
+
+
+def _index_command() -> click.Command:
+    """``code index PATH...``: one folder is a whole (incremental) index (code_index); files
+    are re-indexed alone (code_reindex)."""
+    from chitta.cli.common import emit, errors, output
+    from chitta.ops import OPERATIONS
+
+    whole, some = OPERATIONS["code_index"], OPERATIONS["code_reindex"]
+
+    @click.command(name="index")
+    @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+    @click.option("--realm", "-r", help=REALM.cli_help)
+    @click.option(
+        "--no-embed",
+        "no_embed",
+        is_flag=True,
+        help=next(q.cli_help or q.help for q in whole.params if q.name == "no_embed"),
+    )
+    @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+    @click.pass_context
+    def index(ctx: click.Context, paths: tuple[str, ...], realm: str | None, no_embed: bool,
+              as_json: bool) -> None:  # fmt: skip
+        """Index the repository or folder PATH: its symbols, calls, imports and bases (again:
+        only the files that changed). Given files instead, re-index just those (and the calls
+        they can change) in the indexed repositories that hold them.
+
+        In a git work tree the files git tracks or would track are read (.gitignore holds);
+        elsewhere .gitignore files are read. Vendored, generated, binary and very large files
+        are skipped and counted by reason. Needs the code extra: pip install 'chitta[code]'.
+        """
+        from pathlib import Path
+
+        from chitta.cli.render import progress_bar  # rich: not on the hooks' path
+        from chitta.errors import BadArgument
+
+        with errors(as_json):
+            full = [str(Path(p).expanduser().absolute()) for p in paths]
+            folder = len(full) == 1 and Path(full[0]).is_dir()
+            if not folder and any(Path(p).is_dir() for p in full):
+                raise BadArgument("give one repository or folder, or files: not both")
+            op = whole if folder else some
+            params = {"path": full[0], "no_embed": no_embed} if folder else {"paths": full}
+            params = fill_realm(ctx, op, {**params, "realm": realm})
+            with progress_bar(op.name, "files" if folder else None, quiet=as_json) as advance:
+                data = run_op(ctx, op, params, progress=advance)
+            if not folder and not data["repos"]:
+                _nowhere(full, data["realm"])
+            with output():
+                if as_json:
+                    emit(data)
+                else:
+                    (_indexed if folder else _reindexed)(data)
+
+    COMMANDS[whole.name] = COMMANDS[some.name] = "code index"
+    return index
 
 
 def _line(s: dict[str, Any]) -> str:
@@ -72,11 +157,31 @@ def _walked(key: str):
     return render
 
 
+def _searched(d: dict[str, Any]) -> None:
+    for s in d["symbols"]:
+        click.echo(_line(s))
+        if s["signature"]:
+            click.echo(f"    {s['signature']}")
+    if not d["symbols"]:
+        click.echo(f"no symbol matches in realm {d['realm']}", err=True)
+    if d["unembedded"]:
+        click.echo(f"{d['unembedded']} of {d['searched']} symbols have no vector (indexed with "
+                   "--no-embed): found by keywords alone", err=True)  # fmt: skip
+
+
+def _outlined(d: dict[str, Any]) -> None:
+    if d["outline"]:
+        click.echo(d["outline"])
+    else:
+        click.echo(f"no indexed symbols in realm {d['realm']}", err=True)
+
+
 def register(group: click.Group) -> None:
     """Add ``code …`` to ``group``."""
-    op_command(code, "code_index", _indexed, name="index", prepare=absolute("path"),
-               progress="files")  # fmt: skip
+    code.add_command(_index_command())
     op_command(code, "find_symbol", _found, name="find")
     op_command(code, "symbol_callers", _walked("callers"), name="callers")
     op_command(code, "symbol_callees", _walked("callees"), name="callees")
+    op_command(code, "search_symbols", _searched, name="search")
+    op_command(code, "code_outline", _outlined, name="outline")
     group.add_command(code)

@@ -4,7 +4,7 @@ target symbols themselves (the store finds their ids by file, name, kind and lin
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from chitta.code.model import FileExtract, Symbol
 from chitta.code.resolve import Resolution, resolve
@@ -33,7 +33,10 @@ def answers(extracts: Sequence[FileExtract], resolution: Resolution) -> list[Ans
     return out
 
 
-def resolve_answers(extracts: Sequence[FileExtract]) -> list[Answer]:
-    """The indexer's ``resolve`` seam: resolve a repository's extracts, answer per callsite."""
+def resolve_answers(
+    extracts: Sequence[FileExtract], paths: Collection[str] | None = None
+) -> list[Answer]:
+    """The indexer's ``resolve`` seam: resolve a repository's extracts, answer per callsite
+    (with ``paths``, the callsites written in those files only, resolved against all)."""
     extracts = list(extracts)
-    return answers(extracts, resolve(extracts))
+    return answers(extracts, resolve(extracts, paths))

@@ -52,6 +52,16 @@ def stop(ctx: click.Context) -> None:
     run_hook("stop", stop_hook, _overrides(ctx), needs_daemon=False)
 
 
+@hook.command(name="post-edit")
+@click.pass_context
+def post_edit(ctx: click.Context) -> None:
+    """PostToolUse (Edit, Write, MultiEdit): re-index the edited file in the daemon."""
+    from chitta.hooks.post_edit import post_edit_hook
+    from chitta.hooks.run import run_hook
+
+    run_hook("post-edit", post_edit_hook, _overrides(ctx), needs_daemon=False)
+
+
 def _global_args(ctx: click.Context) -> list[str]:
     """The --home/--store the user gave the main group (the defaults are not written)."""
     from chitta.hooks.install import global_args

@@ -22,7 +22,15 @@ from chitta.hooks.jsonfile import object_at, read_object, write_object
 from chitta.store.backends import without_password
 
 #: Claude Code's event -> the chitta hook that serves it.
-EVENTS = {"UserPromptSubmit": "prompt", "SessionStart": "session-start", "Stop": "stop"}
+EVENTS = {
+    "UserPromptSubmit": "prompt",
+    "SessionStart": "session-start",
+    "Stop": "stop",
+    "PostToolUse": "post-edit",
+}
+#: The events whose hooks run for some tools only: the tools, as Claude Code's ``matcher``
+#: (the post-edit hook follows the tools that change a file; hooks/post_edit.py).
+MATCHERS = {"PostToolUse": "Edit|Write|MultiEdit"}
 #: Claude Code's per-hook timeout, in seconds: above the default budget, so the budget
 #: (which drops late lanes) is what bounds the hook, not Claude Code killing it.
 TIMEOUT_S = 10
@@ -137,8 +145,9 @@ def merge_hooks(settings: dict[str, Any], executable: str) -> tuple[dict[str, An
         groups = _groups(hooks, event)
         replaced = _drop(groups, name, keep=command)
         if not _runs(groups, command):
-            groups.append({"hooks": [{"type": "command", "command": command,
-                                      "timeout": TIMEOUT_S}]})  # fmt: skip
+            entry = {"type": "command", "command": command, "timeout": TIMEOUT_S}
+            matcher = {"matcher": MATCHERS[event]} if event in MATCHERS else {}
+            groups.append({**matcher, "hooks": [entry]})
             changed[event] = "replaced" if replaced else "added"
         elif replaced:
             changed[event] = "replaced"

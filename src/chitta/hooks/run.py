@@ -109,8 +109,9 @@ def _prepare(overrides: Mapping[str, Any], started: float) -> HookRun:
 
 def _check_event(name: str, run: HookRun) -> None:
     """Refuse an event this hook cannot serve truthfully (Claude Code always sends these).
-    The Stop hook records a turn without a session rather than lose it."""
-    if run.session is None and name != "stop":
+    The Stop hook records a turn without a session rather than lose it; the post-edit hook
+    needs none."""
+    if run.session is None and name not in ("stop", "post-edit"):
         raise InputError("the hook input has no 'session_id'; nothing recalled")
     source = run.event.get("source")
     if name == "session-start" and source is not None and source not in SOURCES:

@@ -8,6 +8,8 @@ with the ``code`` lane.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.code.model import SYMBOL_KINDS
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
 
 #: The most characters of a symbol name or id asked for.
 MAX_NAME_CHARS = 512
+#: The most files one ``code_reindex`` takes (code/reindex.py's MAX_FILES).
+MAX_REINDEX_FILES = 256
 #: The most symbols one name walks callers or callees from (the rest are counted).
 MAX_ROOTS = 5
 
@@ -42,13 +46,65 @@ def symbol_dict(s: StoredSymbol) -> dict[str, Any]:
 
 
 def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    from chitta.code.answers import resolve_answers
     from chitta.code.index import index_path
 
     root = file_path(ctx, p["path"], "path")
     realm = _realm(chitta, p)
-    report = index_path(chitta.store, realm, root, resolve=resolve_answers, progress=ctx.progress)
-    return report.as_dict()
+    embed = None if p.get("no_embed") else _embedding(chitta)
+    report = index_path(chitta.store, realm, root, resolve=_index_primed(chitta, realm, root),
+                        progress=ctx.progress, embed=embed)  # fmt: skip
+    code, model = chitta.store.code(), _model(chitta)
+    if embed is not None:  # symbols an earlier --no-embed index (or another model) left bare
+        bare = code.unembedded(realm, report.repo, model)
+        if bare:
+            embed(list(code.symbols_by_id(bare).values()))
+    return report.as_dict() | {"unembedded": len(code.unembedded(realm, report.repo, model))}
+
+
+def _model(chitta: Chitta) -> str:
+    """The key of the store's embedder, which symbol vectors are stored under."""
+    return chitta.embedder.identity().hash
+
+
+def _embedding(chitta: Chitta) -> Callable[[Sequence[StoredSymbol]], None]:
+    """The index's ``embed`` seam: the symbols' vectors by the store's embedder, batched."""
+    from chitta.code.search import embed_symbols
+
+    code, model = chitta.store.code(), _model(chitta)
+    # Past the embedder's cache: each symbol's text is embedded once, and thousands of them
+    # would push the queries' vectors out of it.
+    embedder = getattr(chitta.embedder, "inner", chitta.embedder)
+
+    def embed(symbols: Sequence[StoredSymbol]) -> None:
+        embed_symbols(code, model, lambda texts: embedder.embed(texts).vectors, symbols)
+
+    return embed
+
+
+def _index_primed(chitta: Chitta, realm: str, root: Path) -> Any:
+    """The resolver for a whole index, which also hands the repository's extracts to the
+    re-index cache (code/reindex.py): the first one-file re-index after it reads none."""
+    from chitta.code.answers import resolve_answers
+    from chitta.code.reindex import CACHE
+
+    tables, repo = chitta.store.code(), root.expanduser().resolve().as_posix()
+
+    def resolve(extracts: Any) -> Any:
+        extracts = list(extracts)
+        CACHE.put(tables, realm, repo, {e.path: e for e in extracts})
+        return resolve_answers(extracts)
+
+    return resolve
+
+
+def _reindex(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.answers import resolve_answers
+    from chitta.code.reindex import reindex_paths
+
+    realm = _realm(chitta, p)
+    paths = [str(file_path(ctx, raw, "paths")) for raw in p["paths"]]
+    reports, outside = reindex_paths(chitta.store, realm, paths, resolve=resolve_answers)
+    return {"realm": realm, "repos": [r.as_dict() for r in reports], "outside": outside}
 
 
 def _find(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -123,6 +179,13 @@ CODE_INDEX = Operation(
             max_length=MAX_PATH_CHARS,
         ),
         REALM,
+        Param(
+            "no_embed",
+            "flag",
+            "Leave symbols without vectors (faster; search_symbols then "
+            "ranks by keywords alone until an index with them).",
+            default=False,
+        ),
     ),  # fmt: skip
     _index,
     writes=True,
@@ -132,6 +195,29 @@ CODE_INDEX = Operation(
     detail="In a git work tree the files git tracks or would track are read (.gitignore "
     "holds); elsewhere .gitignore files are read. Vendored, generated, binary and very large "
     "files are skipped and counted by reason. Needs the code extra: pip install 'chitta[code]'.",
+)
+CODE_REINDEX = Operation(
+    "code_reindex",
+    "Re-index the files PATHS of indexed repositories (what an edit changed): only those "
+    "files, and the calls they can change.",
+    (
+        Param(
+            "paths",
+            "list",
+            "The files (absolute in the daemon); one gone from disk leaves the index.",
+            required=True,
+            max_length=MAX_PATH_CHARS,
+            max_items=MAX_REINDEX_FILES,
+        ),
+        REALM,
+    ),  # fmt: skip
+    _reindex,
+    writes=True,
+    effect="idempotent",
+    detail="A file in no repository indexed in the realm is left alone (listed as outside). "
+    "The files' calls, and the calls elsewhere of the names they define or stop defining, "
+    'are resolved again (docs/code.md, "Staying current"). `chitta code index FILE...` '
+    "runs it; so does the PostToolUse hook after an Edit or Write.",
 )
 FIND_SYMBOL = Operation(
     "find_symbol",
@@ -173,4 +259,89 @@ SYMBOL_CALLEES = Operation(
     lambda chitta, p, ctx: _walk(chitta, p, callers=False),
 )
 
-OPERATIONS = (CODE_INDEX, FIND_SYMBOL, SYMBOL_CALLERS, SYMBOL_CALLEES)
+
+# --- search_symbols and code_outline (code/search.py, code/outline.py) ---------------------
+
+#: The most characters of a search query.
+MAX_QUERY_CHARS = 1000
+#: code_outline's default character budget (a few hundred tokens of a first prompt).
+OUTLINE_CHARS = 1500
+
+
+def _search(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.search import search
+
+    realm, code = _realm(chitta, p), chitta.store.code()
+    kinds = (p["kind"],) if p.get("kind") else ()
+    hits, index = search(code, realm, p["query"], model=_model(chitta), kinds=kinds,
+                         embed_query=lambda q: chitta.embedder.embed([q]).vectors[0],
+                         limit=p.get("limit", 10))  # fmt: skip
+    return {"realm": realm,
+            "symbols": [symbol_dict(h.symbol) | {"score": round(h.score, 6), "lanes": h.lanes}
+                        for h in hits],
+            "searched": len(index.symbols),
+            "unembedded": len(index.symbols) - len(index.vector_rows)}  # fmt: skip
+
+
+def _outline(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.outline import central, outline
+
+    realm, code = _realm(chitta, p), chitta.store.code()
+    ranked = central(code.realm_symbols(realm), code.call_pairs(realm))
+    text, shown = outline(ranked, p.get("chars", OUTLINE_CHARS))
+    return {"realm": realm, "outline": text, "symbols": shown, "of": len(ranked),
+            "chars": len(text)}  # fmt: skip
+
+
+SEARCH_SYMBOLS = Operation(
+    "search_symbols",
+    "Search indexed symbols by QUERY: what they do (their docstrings) or their names.",
+    (
+        Param(
+            "query",
+            "text",
+            "Words for what the code does, or part of a name.",
+            required=True,
+            positional=True,
+            max_length=MAX_QUERY_CHARS,
+        ),
+        Param("kind", "text", "Only symbols of this kind.", choices=SYMBOL_KINDS, short="-k"),
+        Param(
+            "limit",
+            "int",
+            "At most this many symbols.",
+            default=10,
+            minimum=1,
+            maximum=200,
+            short="-n",
+        ),
+        REALM,
+    ),  # fmt: skip
+    _search,
+    detail="Embedding similarity over each symbol's name, signature and docstring (the "
+    "store's model), and BM25 over its name and signature, fused by reciprocal rank; "
+    "symbols indexed with --no-embed are found by the keywords alone.",
+)
+CODE_OUTLINE = Operation(
+    "code_outline",
+    "A short outline of the indexed code: its most central symbols by the call graph, by "
+    "file, within --chars.",
+    (
+        Param(
+            "chars",
+            "int",
+            "The outline's most characters.",
+            default=OUTLINE_CHARS,
+            minimum=100,
+            maximum=100_000,
+            short="-c",
+        ),
+        REALM,
+    ),  # fmt: skip
+    _outline,
+    detail="Central: PageRank over the resolved calls, so a function called from many places "
+    "(or from central ones) comes first. One line a file: path: Name(params); Other(...).",
+)
+
+OPERATIONS = (CODE_INDEX, CODE_REINDEX, FIND_SYMBOL, SYMBOL_CALLERS, SYMBOL_CALLEES,
+              SEARCH_SYMBOLS, CODE_OUTLINE)  # fmt: skip

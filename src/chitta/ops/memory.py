@@ -79,7 +79,7 @@ def _reconstruct(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         p["query"], realm=p.get("realm"), agent_id=p.get("agent_id"), channel=p.get("channel"),
         limit=p.get("limit", 10), budget=p.get("budget", DEFAULT_BUDGET),
         strategy=p.get("strategy", "hybrid"), session=p.get("session"),
-        trace=p.get("trace", False), time_cue=p.get("time_cue"),
+        trace=p.get("trace", False), time_cue=p.get("time_cue"), now=p.get("now"),
     )  # fmt: skip
     return reconstruction_to_dict(rec)
 
@@ -188,6 +188,16 @@ REMEMBER = Operation(
     mcp="Store a memory (a near-duplicate reinforces the old one).",
 )
 
+#: The question's own date (a benchmark's question_date, a replayed conversation's).
+NOW = Param(
+    "now",
+    "when",
+    "When it is asked, if not now; time cues count back from it.",
+    cli_help=f"When the question is asked, if not now (recency and time cues count "
+    f"back from it); {DATE_HELP}.",
+    mcp=False,  # for replays and benchmarks; an agent asks now (the tool list's budget)
+)
+
 RECALL = Operation(
     "recall",
     "Find the memories that best answer QUERY, with the lanes that found them, and the "
@@ -238,15 +248,7 @@ RECALL = Operation(
         ),
         TRACE,
         TIME_CUE,
-        # The question's own date (a benchmark's question_date, a replayed conversation's).
-        Param(
-            "now",
-            "when",
-            "When it is asked, if not now; time cues count back from it.",
-            cli_help=f"When the question is asked, if not now (recency and time cues count "
-            f"back from it); {DATE_HELP}.",
-            mcp=False,  # for replays and benchmarks; an agent asks now (the tool list's budget)
-        ),
+        NOW,
         # Staleness of the hits' linked code judged as of a commit's index (docs/code.md).
         Param(
             "as_of_commit",
@@ -287,6 +289,7 @@ RECONSTRUCT = Operation(
         SESSION,
         TRACE,
         replace(TIME_CUE, mcp=False),  # recall takes it; its definition is long
+        NOW,
         VERBOSE,
     ),  # fmt: skip
     _reconstruct,

@@ -23,10 +23,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from chitta.code.model import Callsite, FileExtract, Symbol
 from chitta.store.code_links import CodeLinks
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A callsite's resolution states.
 PENDING, RESOLVED, UNRESOLVED, AMBIGUOUS = "pending", "resolved", "unresolved", "ambiguous"
@@ -213,6 +216,11 @@ class CodeTables(CodeLinks, Protocol):
         target not among ``repo``'s symbols of ``realm`` is dropped from the answer (a
         ``resolved`` one with none left becomes ``unresolved``)."""
 
+    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+        """Set every callsite of ``repo`` that calls one of ``names`` back to ``pending`` (its
+        target and candidates cleared), in one transaction; how many were not pending before.
+        What a one-file re-index does to the calls a changed definition may now answer."""
+
     def callers(
         self, realm: str, symbol_id: str, depth: int = 1, limit: int = 100
     ) -> tuple[list[CallEdge], bool]:
@@ -229,3 +237,23 @@ class CodeTables(CodeLinks, Protocol):
 
     def counts(self, realm: str | None = None) -> dict[str, int]:
         """Files, symbols, callsites, imports and bases (of one realm, or all)."""
+
+    # --- symbol search and the outline (store/code_vectors.py) ---------------------------------
+
+    def set_vectors(self, model: str, items: Sequence[tuple[StoredSymbol, np.ndarray]]) -> int:
+        """Store (or replace) each symbol's vector, made by ``model``; how many."""
+
+    def vectors(self, realm: str, model: str) -> tuple[list[str], np.ndarray]:
+        """The ids and vectors of ``realm``'s symbols embedded by ``model``, by id."""
+
+    def unembedded(self, realm: str, repo: str, model: str) -> list[str]:
+        """The ids of ``repo``'s symbols with no vector by ``model``."""
+
+    def realm_symbols(self, realm: str) -> list[StoredSymbol]:
+        """Every symbol of ``realm``, by repository, file and line."""
+
+    def call_pairs(self, realm: str) -> list[tuple[str, str]]:
+        """(caller id, target id) of every resolved call of ``realm`` made by a symbol."""
+
+    def search_version(self, realm: str) -> tuple[int, ...]:
+        """What changes whenever ``realm``'s symbols or vectors do."""

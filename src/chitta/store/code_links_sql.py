@@ -1,5 +1,6 @@
 """The links and the symbol history in SQL, for both backends (store/code_links.py says what
-they hold; the schema is sqlite/migrations.py V8 and postgres/code_links_schema.py V4).
+they hold; the schema is sqlite/migrations.py ``V9_CODE_LINKS`` and
+postgres/code_links_schema.py ``V5_CODE_LINKS``).
 
 :class:`SQLCodeLinks` is a part of :class:`chitta.store.code_sql.SQLCodeTables`: it uses that
 class's ``_rows``, ``_sql`` and ``_write``. The history is written inside the code tables' own

@@ -31,6 +31,7 @@ from chitta.store.code import (
     symbol_ids,
 )
 from chitta.store.code_links_sql import SQLCodeLinks, record_remove, record_replace
+from chitta.store.code_vectors import VECTOR_TABLES, SymbolVectorsSQL
 
 Read = Callable[[str, Sequence[object]], list]
 Write = Callable[[], AbstractContextManager[Any]]
@@ -76,7 +77,7 @@ def _callsite(row: Sequence[Any]) -> StoredCallsite:
                           tuple(candidates.split()))  # fmt: skip
 
 
-class SQLCodeTables(SQLCodeLinks):
+class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     """:class:`chitta.store.code.CodeTables` over a backend's ``read`` and ``write`` (the
     links and the symbol history: store/code_links_sql.py)."""
 
@@ -158,7 +159,7 @@ class SQLCodeTables(SQLCodeLinks):
             )  # fmt: skip
 
     def _delete(self, cur: Any, realm: str, repo: str, path: str) -> None:
-        for table in TABLES:
+        for table in (*TABLES, *VECTOR_TABLES):
             cur.execute(self._sql(f"DELETE FROM {table} WHERE realm = ? AND repo = ? "
                                   "AND path = ?"), (realm, repo, path))  # fmt: skip
 
@@ -194,6 +195,21 @@ class SQLCodeTables(SQLCodeLinks):
             update = "UPDATE code_callsites SET state = ?, target_id = ?, candidates = ? "
             cur.executemany(self._sql(update + "WHERE realm = ? AND key = ?"), rows)
         return len(rows)
+
+    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+        wanted = sorted(set(names))
+        if not wanted:
+            return 0
+        changed = 0
+        with self._write() as cur:
+            for chunk in _chunks(wanted):
+                sql = ("UPDATE code_callsites SET state = ?, target_id = NULL, candidates = '' "
+                       f"WHERE realm = ? AND repo = ? AND state <> ? AND name IN "
+                       f"({_marks(len(chunk))})")  # fmt: skip
+                # (SQLite's connection and psycopg's cursor both answer execute with a cursor.)
+                done = cur.execute(self._sql(sql), (PENDING, realm, repo, PENDING, *chunk))
+                changed += max(done.rowcount, 0)
+        return changed
 
     # --- reads ------------------------------------------------------------------------------
 

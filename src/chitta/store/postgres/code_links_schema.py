@@ -1,9 +1,8 @@
 """The PostgreSQL schema step of the memories' links to symbols and the symbol history
-(store/code_links.py), as the SQLite file's (sqlite/migrations.py ``V8_CODE_LINKS``), with
+(store/code_links.py), as the SQLite file's (sqlite/migrations.py ``V9_CODE_LINKS``), with
 agents' row-level security by realm (postgres/access_control.py) like the other code tables.
 
-Issue 20 part 6; written as version 3 to 4 on its branch: the lead renumbers it after the
-code lane's step at merge time."""
+Issue 20 part 6: schema version 4 to 5 (3 to 4 is the code lane's)."""
 
 from __future__ import annotations
 
@@ -52,7 +51,7 @@ CREATE TABLE code_index_runs (
 CREATE INDEX code_index_runs_repo ON code_index_runs (realm, repo, seq);
 """
 
-V4_CODE_LINKS = "\n".join([
+V5_CODE_LINKS = "\n".join([
     _TABLES,
     *(realm_policies(t, c) for t, c in CODE_LINK_TABLES.items()),
     *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in CODE_LINK_TABLES.items()),

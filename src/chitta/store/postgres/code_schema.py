@@ -96,3 +96,24 @@ V3 = "\n".join([
     *(realm_policies(t, c) for t, c in CODE_TABLES.items()),
     *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in CODE_TABLES.items()),
 ])  # fmt: skip
+
+#: Symbol search's table (sqlite/migrations.py V10): each symbol's vector, float32 bytes.
+SEARCH_TABLES: dict[str, tuple[str, ...]] = {"code_vectors": ("SELECT", "INSERT", "UPDATE",
+                                                              "DELETE")}  # fmt: skip
+
+V6 = "\n".join([
+    """
+CREATE TABLE code_vectors (
+    id     text COLLATE "C" PRIMARY KEY,
+    realm  text COLLATE "C" NOT NULL,
+    repo   text COLLATE "C" NOT NULL,
+    path   text COLLATE "C" NOT NULL,
+    model  text COLLATE "C" NOT NULL,
+    vector bytea NOT NULL
+);
+CREATE INDEX code_vectors_file ON code_vectors (realm, repo, path);
+CREATE INDEX code_vectors_model ON code_vectors (realm, model);
+""",
+    *(realm_policies(t, c) for t, c in SEARCH_TABLES.items()),
+    *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in SEARCH_TABLES.items()),
+])  # fmt: skip

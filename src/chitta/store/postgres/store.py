@@ -40,7 +40,7 @@ from chitta.errors import (
     StoreUnsupported,
 )
 from chitta.homes import default_home
-from chitta.store import access, code_sql, portable
+from chitta.store import access, code_sql, code_vectors, portable
 from chitta.store import fts5 as words
 from chitta.store.access import AccessHistory, AccessRecord
 from chitta.store.ann import HNSW_MIN_VECTORS
@@ -78,7 +78,7 @@ _PARTS = {"memories": "memories", "embeddings": "embeddings", "kw_postings": "ke
           "kw_realms": "keywords"}  # fmt: skip
 TABLES = ("meta", "generation", "memories", "embeddings", "kw_postings", "kw_realms", "purged",
           "link_touches", "triplets", "entity_aliases", "episodes", "access_log", "co_access",
-          "replications", *code_sql.TABLES)  # fmt: skip
+          "replications", *code_sql.TABLES, *code_vectors.VECTOR_TABLES)  # fmt: skip
 #: The HNSW search's candidate list (pgvector's ``hnsw.ef_search``): at least this, and at
 #: least k.
 EF_SEARCH = 100

@@ -1,0 +1,157 @@
+"""Re-indexing given files (code/reindex.py) on real git repositories: only those files read,
+removed ones gone with their rows, the calls elsewhere of a name a file starts or stops
+defining resolved again, ignored and outside files left alone, and the extract cache checked
+against the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chitta.code.answers import resolve_answers
+from chitta.code.index import index_path
+from chitta.code.reindex import ExtractCache, changed_names, index_files, reindex_paths
+from chitta.errors import NotAFolder
+from chitta.store.code import PENDING, RESOLVED, UNRESOLVED
+
+FILES = {
+    "app/main.py": (
+        "from app.util import helper\n\n\ndef run():\n    return helper(1) + later()\n"
+    ),
+    "app/util.py": "def helper(n):\n    return n\n",
+    "app/other.py": "def other():\n    return 2\n",
+    ".gitignore": "scratch.py\n",
+}
+
+
+@pytest.fixture
+def repo(git_repo) -> Path:
+    return git_repo(FILES)
+
+
+@pytest.fixture
+def indexed(store, repo: Path, python_extractor):
+    extract, language_for = python_extractor
+    index_path(store, "work", repo, extract=extract, language_for=language_for,
+               resolve=resolve_answers)  # fmt: skip
+    return store
+
+
+def reindex(store, repo: Path, paths, python_extractor, cache=None, **kw):
+    extract, language_for = python_extractor
+    return index_files(store, "work", repo, [str(repo / p) for p in paths], extract=extract,
+                       language_for=language_for, resolve=resolve_answers,
+                       cache=cache or ExtractCache(), **kw)  # fmt: skip
+
+
+def states(store, name: str) -> dict[str, str]:
+    """The state of each callsite of ``name`` in realm work, by caller."""
+    return {c.callsite.caller: c.state for c in store.code().callsites("work")
+            if c.callsite.name == name}  # fmt: skip
+
+
+def test_an_edited_file_alone_is_read_and_its_new_function_found(
+    indexed, repo: Path, python_extractor, write_files
+) -> None:
+    write_files(repo, {"app/other.py": "def other():\n    return 2\n\n\ndef fresh():\n    pass\n"})
+    report = reindex(indexed, repo, ["app/other.py"], python_extractor)
+    assert (report.indexed, report.unchanged, report.removed) == (1, 0, 0)
+    assert report.files == 1 and report.commit is not None
+    assert [s.symbol.qualified for s in indexed.code().find_symbols("work", "fresh")] == [
+        "app.other.fresh"]  # fmt: skip
+    again = reindex(indexed, repo, ["app/other.py"], python_extractor)
+    assert (again.indexed, again.unchanged, again.resolved) == (0, 1, 0)
+
+
+def test_a_name_a_file_starts_defining_resolves_calls_elsewhere(
+    indexed, repo: Path, python_extractor, write_files
+) -> None:
+    assert states(indexed, "later") == {"app.main.run": UNRESOLVED}
+    write_files(repo, {"app/main.py": FILES["app/main.py"] + "\n\ndef later():\n    return 0\n"})
+    report = reindex(indexed, repo, ["app/main.py"], python_extractor)
+    assert states(indexed, "later") == {"app.main.run": RESOLVED}
+    assert report.resolution[PENDING] == 0
+    # A definition that goes sets its calls elsewhere back, and they resolve to nothing.
+    assert states(indexed, "helper") == {"app.main.run": RESOLVED}
+    write_files(repo, {"app/util.py": "def renamed(n):\n    return n\n"})
+    report = reindex(indexed, repo, ["app/util.py"], python_extractor)
+    assert report.changed_names == 2 and report.marked_pending == 1  # helper, renamed
+    assert states(indexed, "helper") == {"app.main.run": UNRESOLVED}
+
+
+def test_a_removed_file_goes_with_its_rows_and_its_callers_answers(
+    indexed, repo: Path, python_extractor
+) -> None:
+    (repo / "app/util.py").unlink()
+    report = reindex(indexed, repo, ["app/util.py"], python_extractor)
+    assert report.removed == 1 and indexed.code().find_symbols("work", "helper") == []
+    assert "app/util.py" not in indexed.code().files("work", report.repo)
+    assert states(indexed, "helper") == {"app.main.run": UNRESOLVED}
+
+
+def test_ignored_skipped_and_outside_files_are_left_alone(
+    indexed, repo: Path, python_extractor, write_files, tmp_path: Path
+) -> None:
+    write_files(repo, {"scratch.py": "def scratch():\n    pass\n", "notes.txt": "hi\n",
+                       "node_modules/x/index.py": "def x():\n    pass\n"})  # fmt: skip
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_text("def far():\n    pass\n")
+    extract, language_for = python_extractor
+    report = index_files(indexed, "work", repo,
+                         [str(repo / "scratch.py"), "notes.txt", "node_modules/x/index.py",
+                          str(elsewhere)],
+                         extract=extract, language_for=language_for,
+                         cache=ExtractCache())  # fmt: skip
+    assert report.indexed == 0 and report.skipped == {"ignored": 1, "not_code": 1,
+                                                      "outside": 1, "vendored": 1}  # fmt: skip
+    assert indexed.code().find_symbols("work", "scratch") == []
+    # A file indexed before and skipped now loses its rows (a tracked file git never ignores).
+    write_files(repo, {"app/other.py": "# Code generated by gen. DO NOT EDIT.\nx = 1\n"})
+    assert reindex(indexed, repo, ["app/other.py"], python_extractor).removed == 1
+
+
+def test_paths_go_to_the_indexed_repository_that_holds_them(
+    indexed, repo: Path, python_extractor, write_files, tmp_path: Path
+) -> None:
+    extract, language_for = python_extractor
+    write_files(repo, {"app/other.py": "def moved():\n    pass\n"})
+    reports, outside = reindex_paths(indexed, "work", [str(repo / "app/other.py"),
+                                                       str(tmp_path / "x.py")],
+                                     extract=extract, language_for=language_for,
+                                     cache=ExtractCache())  # fmt: skip
+    assert [r.indexed for r in reports] == [1] and outside == [str(tmp_path / "x.py")]
+    assert reindex_paths(indexed, "elsewhere", [str(repo / "app/other.py")]) == (
+        [], [str(repo / "app/other.py")])  # fmt: skip
+
+
+def test_the_cache_is_read_once_and_again_after_another_write(
+    indexed, repo: Path, python_extractor, write_files
+) -> None:
+    cache = ExtractCache()
+    for n in range(3):
+        write_files(repo, {"app/other.py": f"def other{n}():\n    return {n}\n"})
+        reindex(indexed, repo, ["app/other.py"], python_extractor, cache=cache)
+    assert cache.loads == 1
+    # A write the cache did not see (a whole index, another process): read again.
+    write_files(repo, {"app/util.py": "def helper(n):\n    return n + 1\n"})
+    extract, language_for = python_extractor
+    index_path(indexed, "work", repo, extract=extract, language_for=language_for)
+    write_files(repo, {"app/other.py": "def other():\n    return 9\n"})
+    reindex(indexed, repo, ["app/other.py"], python_extractor, cache=cache)
+    assert cache.loads == 2 and states(indexed, "helper") == {"app.main.run": RESOLVED}
+
+
+def test_changed_names_are_definitions_and_imports_that_came_or_went(python_extractor) -> None:
+    extract, _ = python_extractor
+    old = extract("m.py", b"from a import b\n\ndef f():\n    pass\n\ndef g(x):\n    pass\n")
+    moved = extract("m.py", b"from a import b\n\n\ndef f():\n    pass\n\ndef g(x):\n    pass\n")
+    assert changed_names(old, moved) == set()  # lines moved only: ids and answers hold
+    new = extract("m.py", b"from a import c\n\ndef f():\n    pass\n\ndef h():\n    pass\n")
+    assert changed_names(old, new) == {"b", "c", "g", "h"}
+    assert changed_names(None, old) == {"m", "b", "f", "g"}
+
+
+def test_a_root_that_is_not_a_folder_is_refused(store, repo: Path) -> None:
+    with pytest.raises(NotAFolder):
+        index_files(store, "work", repo / "app/util.py", ["app/util.py"])
