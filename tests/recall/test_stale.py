@@ -171,3 +171,19 @@ def test_the_stale_factor_stands_outside_the_clamp(make_memory) -> None:
     assert plain.product == marked.product == 1.0  # clamped
     assert marked.final == pytest.approx(plain.final * STALE_FACTOR)
     assert "stale" not in plain.factors and marked.factors["stale"] == STALE_FACTOR
+
+
+def test_a_file_re_index_marks_at_once_with_its_own_commit(chitta, repo: Path) -> None:
+    """The post-edit hook's re-index of one file: the mark shows at once, its range ending at
+    the commit that re-index recorded (no whole index ran since)."""
+    from chitta.code.reindex import reindex_paths
+
+    c1 = commit(repo, CART_V1, "first")
+    index_path(chitta.store, "work", repo)
+    stale = chitta.remember(STALE_TEXT, realm="work").id
+    c2 = commit(repo, CART_V3, "total counts items")
+    reindex_paths(chitta.store, "work", [str((repo / "shop" / "cart.py").resolve())])
+    (mark,) = chitta.recall(QUERY, realm="work").stale[stale]
+    assert (mark.since, mark.until) == (c1, c2)
+    # --as-of-commit reads index runs: the only one is c1's, where it was fresh.
+    assert chitta.recall(QUERY, realm="work", as_of_commit=c1).stale == {}

@@ -3,8 +3,9 @@
 A memory linked to a symbol (code/links.py) is ``possibly_stale`` when the symbol's body
 hash now differs from the hash recorded with the link, or the symbol is gone; the mark
 names the symbol and the commit range, from the commit the linked body was indexed at to
-the latest index's commit of its repository. Recall ranks such a memory below an unchanged
-one of equal relevance (recall/scoring.py ``STALE_FACTOR``).
+the latest index's commit of its repository (or, when a re-index of the symbol's file wrote
+it after that index, the commit that re-index recorded). Recall ranks such a memory below
+an unchanged one of equal relevance (recall/scoring.py ``STALE_FACTOR``).
 
 ``--as-of-commit REV`` (:func:`as_of_runs`) reads the symbol table as it was at REV's index:
 per repository with a link, the newest index run at or before REV. "At or before", kept
@@ -66,10 +67,10 @@ def staleness(
     tables = store.code()
     if as_of is None:
         states = tables.links_of(realm, memory_ids)
-        latest = _latest_commits(store, realm, {s.link.repo for s in states if s.changed})
+        latest = _latest_runs(store, realm, {s.link.repo for s in states if s.changed})
     else:
         states = tables.links_as_of(realm, memory_ids, as_of)
-        latest = {repo: run.commit for repo, run in as_of.items()}
+        latest = dict(as_of)
     out: dict[str, list[StaleLink]] = {}
     for s in states:
         if s.changed:
@@ -77,19 +78,24 @@ def staleness(
     return {mid: tuple(links) for mid, links in out.items()}
 
 
-def _stale(state: LinkState, until: str | None) -> StaleLink:
+def _stale(state: LinkState, run: IndexRun | None) -> StaleLink:
+    """The mark of a changed link; its range ends at ``run``'s commit (the latest index's),
+    or at the changed symbol's own row's when a re-index of its file wrote it after that run
+    (or no run was recorded)."""
     lk = state.link
     change = "removed" if state.body_hash is None else "changed"
-    return StaleLink(lk.symbol_id, lk.qualified, lk.repo, state.path, change, lk.commit,
-                     until or state.commit)  # fmt: skip
+    until = run.commit if run is not None else state.commit
+    if run is not None and state.indexed_at is not None and state.indexed_at > run.at:
+        until = state.commit or until
+    return StaleLink(lk.symbol_id, lk.qualified, lk.repo, state.path, change, lk.commit, until)
 
 
-def _latest_commits(store: Store, realm: str, repos: set[str]) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
+def _latest_runs(store: Store, realm: str, repos: set[str]) -> dict[str, IndexRun]:
+    out: dict[str, IndexRun] = {}
     for repo in sorted(repos):
         runs = store.code().index_runs(realm, repo)
         if runs:
-            out[repo] = runs[-1].commit
+            out[repo] = runs[-1]
     return out
 
 

@@ -37,12 +37,14 @@ class SymbolLink:
 @dataclass(frozen=True, slots=True)
 class LinkState:
     """A link with its symbol as it is now (or as of an index run): ``body_hash`` None when
-    the symbol is gone; ``path`` and ``commit`` its row's (None when gone)."""
+    the symbol is gone; ``path``, ``commit`` and ``indexed_at`` its row's (as of a run: the
+    run's commit and time; None when gone)."""
 
     link: SymbolLink
     body_hash: str | None
     path: str | None
     commit: str | None
+    indexed_at: int | None = None
 
     @property
     def changed(self) -> bool:

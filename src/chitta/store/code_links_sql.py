@@ -120,13 +120,13 @@ class SQLCodeLinks:
         links = self._links(realm, memory_ids)
         if not links:
             return []
-        now: dict[str, tuple[str, str, str | None]] = {}
+        now: dict[str, tuple[str, str, str | None, int]] = {}
         for part in _chunks(sorted({lk.symbol_id for lk in links})):
-            for sid, digest, path, commit in self._rows(
-                    "SELECT id, body_hash, path, git_commit FROM code_symbols WHERE id IN "
-                    f"({_marks(len(part))})", list(part)):  # fmt: skip
-                now[sid] = (digest, path, commit)
-        return [LinkState(lk, *now.get(lk.symbol_id, (None, None, None))) for lk in links]
+            for sid, digest, path, commit, at in self._rows(
+                    "SELECT id, body_hash, path, git_commit, indexed_at FROM code_symbols "
+                    f"WHERE id IN ({_marks(len(part))})", list(part)):  # fmt: skip
+                now[sid] = (digest, path, commit, int(at))
+        return [LinkState(lk, *now.get(lk.symbol_id, (None, None, None, None))) for lk in links]
 
     def links_as_of(self, realm: str, memory_ids: Sequence[str],
                     runs: dict[str, IndexRun]) -> list[LinkState]:  # fmt: skip
@@ -147,7 +147,7 @@ class SQLCodeLinks:
                 digest, path, removed = then.get(lk.symbol_id, (None, None, 1))
                 gone = bool(removed) or digest is None
                 out.append(LinkState(lk, None if gone else digest, None if gone else path,
-                                     run.commit))  # fmt: skip
+                                     run.commit, run.at))  # fmt: skip
         return out
 
     def linked_memories(self, realm: str, symbol_ids: Sequence[str]) -> dict[str, list[str]]:
