@@ -62,9 +62,9 @@ def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> 
     chitta = hybrid.store.open()
     full = chitta.recall("Rex tennis", realm="locomo-mini", limit=3)
     ablated = chitta.recall("Rex tennis", realm="locomo-mini", limit=3, ablate=no_sem.ablate)
-    derived = ("ctx", "common")
-    assert full.lanes_run == ("sem", "kw", "tag", *derived)
-    assert ablated.lanes_run == ("kw", "tag", *derived)
+    rest = ("ctx", "common", "code")
+    assert full.lanes_run == ("sem", "kw", "tag", *rest)
+    assert ablated.lanes_run == ("kw", "tag", *rest)
 
 
 def test_bm25_tokens_drop_stop_words() -> None:

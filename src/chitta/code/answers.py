@@ -1,5 +1,8 @@
 """The resolver's answers in the form the store records them: one per callsite, with the
-target symbols themselves (the store finds their ids by file, name, kind and line)."""
+target symbols themselves (the store finds their ids by file, name, kind and line).
+
+:class:`Resolver` is the same seam keeping the resolution it made, for what else is made of
+the edges (their triplets: code/edges.py)."""
 
 from __future__ import annotations
 
@@ -40,3 +43,18 @@ def resolve_answers(
     (with ``paths``, the callsites written in those files only, resolved against all)."""
     extracts = list(extracts)
     return answers(extracts, resolve(extracts, paths))
+
+
+class Resolver:
+    """The indexer's ``resolve`` seam (as :func:`resolve_answers`) that keeps the last
+    :class:`Resolution` it made in ``last`` (None until it runs)."""
+
+    def __init__(self) -> None:
+        self.last: Resolution | None = None
+
+    def __call__(
+        self, extracts: Sequence[FileExtract], paths: Collection[str] | None = None
+    ) -> list[Answer]:
+        extracts = list(extracts)
+        self.last = resolve(extracts, paths)
+        return answers(extracts, self.last)

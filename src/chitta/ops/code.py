@@ -8,6 +8,7 @@ with the ``code`` lane.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,19 +47,27 @@ def symbol_dict(s: StoredSymbol) -> dict[str, Any]:
 
 
 def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.code.answers import Resolver
+    from chitta.code.edges import store_edges
     from chitta.code.index import index_path
 
     root = file_path(ctx, p["path"], "path")
     realm = _realm(chitta, p)
     embed = None if p.get("no_embed") else _embedding(chitta)
-    report = index_path(chitta.store, realm, root, resolve=_index_primed(chitta, realm, root),
-                        progress=ctx.progress, embed=embed)  # fmt: skip
+    resolver = Resolver()
+    report = index_path(chitta.store, realm, root, resolve=_index_primed(resolver, chitta, realm,
+                        root), progress=ctx.progress, embed=embed)  # fmt: skip
     code, model = chitta.store.code(), _model(chitta)
     if embed is not None:  # symbols an earlier --no-embed index (or another model) left bare
         bare = code.unembedded(realm, report.repo, model)
         if bare:
             embed(list(code.symbols_by_id(bare).values()))
-    return report.as_dict() | {"unembedded": len(code.unembedded(realm, report.repo, model))}
+    out = report.as_dict() | {"unembedded": len(code.unembedded(realm, report.repo, model))}
+    if resolver.last is not None:  # the edges changed: keep the realm's triplets in step
+        at = int(time.time() * 1000)
+        out["triplets"] = store_edges(chitta.store, realm, report.repo, resolver.last,
+                                      now=at).as_dict()  # fmt: skip
+    return out
 
 
 def _model(chitta: Chitta) -> str:
@@ -81,10 +90,9 @@ def _embedding(chitta: Chitta) -> Callable[[Sequence[StoredSymbol]], None]:
     return embed
 
 
-def _index_primed(chitta: Chitta, realm: str, root: Path) -> Any:
-    """The resolver for a whole index, which also hands the repository's extracts to the
+def _index_primed(resolver: Any, chitta: Chitta, realm: str, root: Path) -> Any:
+    """``resolver`` for a whole index, which also hands the repository's extracts to the
     re-index cache (code/reindex.py): the first one-file re-index after it reads none."""
-    from chitta.code.answers import resolve_answers
     from chitta.code.reindex import CACHE
 
     tables, repo = chitta.store.code(), root.expanduser().resolve().as_posix()
@@ -92,7 +100,7 @@ def _index_primed(chitta: Chitta, realm: str, root: Path) -> Any:
     def resolve(extracts: Any) -> Any:
         extracts = list(extracts)
         CACHE.put(tables, realm, repo, {e.path: e for e in extracts})
-        return resolve_answers(extracts)
+        return resolver(extracts)
 
     return resolve
 

@@ -119,7 +119,10 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # LoCoMo's five tuning conversations (docs/benchmarks.md, "The recall pipeline").
         # graph is left out: on those five it cost 0.003 overall at weight 0.5 and no weight
         # or setting tried made it pay (LoCoMo's turns share few names beyond the speakers').
-        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3),
+        # code at seed 001's code_symbol_weight; it runs only for code-like queries naming
+        # indexed symbols (docs/benchmarks.md, "The code lane": 0 of LoCoMo's and
+        # LongMemEval's questions).
+        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, code=0.5),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
         # Every lane built but xr: hdc, graph and ep at half weight (docs/benchmarks.md has
@@ -127,8 +130,17 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # hybrid. xr leaves the realm, so only cross_realm adds it, whatever the strategy
         # (README: nothing from another scope unless asked).
         "field": _preset(
-            "field", sem=1.0, kw=1.0, tag=0.5, hdc=0.5, graph=0.5, ctx=0.5, common=0.3, ep=0.5
-        ),  # fmt: skip
+            "field",
+            sem=1.0,
+            kw=1.0,
+            tag=0.5,
+            hdc=0.5,
+            graph=0.5,
+            ctx=0.5,
+            common=0.3,
+            ep=0.5,
+            code=0.5,
+        ),
     }
 )
 

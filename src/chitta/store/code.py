@@ -21,7 +21,7 @@ callsites only.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -36,6 +36,8 @@ PENDING, RESOLVED, UNRESOLVED, AMBIGUOUS = "pending", "resolved", "unresolved", 
 STATES = (PENDING, RESOLVED, UNRESOLVED, AMBIGUOUS)
 #: The deepest callers/callees walk the tables answer.
 MAX_DEPTH = 5
+#: An edge's keys: (subject, predicate, object) as store/triplets.py keys names.
+EdgeKey = tuple[str, str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,3 +259,15 @@ class CodeTables(CodeLinks, Protocol):
 
     def search_version(self, realm: str) -> tuple[int, ...]:
         """What changes whenever ``realm``'s symbols or vectors do."""
+
+    # --- the triplets made of the edges (code/edges.py) -------------------------------------
+
+    def edge_triplets(self, realm: str, repo: str) -> dict[EdgeKey, str]:
+        """The triplets the code index made of ``repo``'s edges: the edge's keys (subject,
+        predicate, object: store/triplets.py's entity and predicate keys) → triplet id."""
+
+    def set_edge_triplets(
+        self, realm: str, repo: str, add: Mapping[EdgeKey, str], drop: Sequence[EdgeKey]
+    ) -> None:
+        """Record the triplets made of new edges and forget those of edges gone, in one
+        transaction (the triplets themselves are the store's: code/edges.py writes them)."""

@@ -1,15 +1,15 @@
 """The code tables in SQL, for both backends (store/code.py says what they hold).
 
-The schema is each backend's own migration (sqlite/migrations.py V7, postgres/schema.py V3);
-the statements here are the same on both: written with ``?`` placeholders, which the
-PostgreSQL backend reads as ``%s``. A backend hands in how it reads (the rows of one
+The schema is each backend's own migration (sqlite/migrations.py V7 and V8, postgres/schema.py
+V3 and V4); the statements here are the same on both: written with ``?`` placeholders, which
+the PostgreSQL backend reads as ``%s``. A backend hands in how it reads (the rows of one
 statement) and how it writes (a transaction yielding something with ``execute`` and
 ``executemany``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -21,6 +21,7 @@ from chitta.store.code import (
     STATES,
     UNRESOLVED,
     CallEdge,
+    EdgeKey,
     Resolution,
     StoredCallsite,
     StoredFile,
@@ -386,6 +387,30 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
             )
             for table in TABLES
         }
+
+    # --- the triplets made of edges (code/edges.py) -------------------------------------------
+
+    def edge_triplets(self, realm: str, repo: str) -> dict[EdgeKey, str]:
+        rows = self._rows("SELECT subject, predicate, object, triplet_id FROM code_triplets "
+                          "WHERE realm = ? AND repo = ?", (realm, repo))  # fmt: skip
+        return {(s, p, o): tid for s, p, o, tid in rows}
+
+    def set_edge_triplets(
+        self, realm: str, repo: str, add: Mapping[EdgeKey, str], drop: Sequence[EdgeKey]
+    ) -> None:
+        if not add and not drop:
+            return
+        with self._write() as cur:
+            if drop:
+                cur.executemany(
+                    self._sql("DELETE FROM code_triplets WHERE realm = ? AND repo = ? AND "
+                              "subject = ? AND predicate = ? AND object = ?"),
+                    [(realm, repo, *key) for key in drop])  # fmt: skip
+            if add:
+                cur.executemany(
+                    self._sql("INSERT INTO code_triplets (realm, repo, subject, predicate, "
+                              f"object, triplet_id) VALUES ({_marks(6)})"),
+                    [(realm, repo, *key, tid) for key, tid in add.items()])  # fmt: skip
 
 
 def _parents(symbol: Symbol) -> str:

@@ -24,7 +24,7 @@ from chitta.store.code_links import SymbolLink
 from chitta.store.postgres import PostgresStore
 from chitta.store.postgres.access_control import AGENT_ROLE, MEMORY_TABLES, REALM_TABLES
 from chitta.store.postgres.code_links_schema import CODE_LINK_TABLES
-from chitta.store.postgres.code_schema import CODE_TABLES, SEARCH_TABLES
+from chitta.store.postgres.code_schema import CODE_TABLES, EDGE_TABLES, SEARCH_TABLES
 from chitta.store.records import Episode, Scope, Source, Triplet
 
 MODEL = ModelIdentity("test-model", 4, "0" * 64)
@@ -403,8 +403,8 @@ def test_every_data_table_has_row_level_security(team: Team) -> None:
     by_name = {name: rest for name, *rest in tables}
     assert by_name.pop("chitta_grants") == [False, False, 0, False]
     assert by_name.pop("generation")[3] is True  # one counter, no realm's data
-    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *CODE_TABLES, *SEARCH_TABLES,
-                            *CODE_LINK_TABLES, "meta"}  # fmt: skip
+    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *CODE_TABLES, *EDGE_TABLES,
+                            *SEARCH_TABLES, *CODE_LINK_TABLES, "meta"}  # fmt: skip
     for name, (secured, forced, policies, readable) in by_name.items():
         assert secured and not forced and policies >= 2 and readable, name
 

@@ -136,21 +136,23 @@ def seed_v6(conn: sqlite3.Connection) -> None:
 
 
 def seed_v7(conn: sqlite3.Connection) -> None:
-    """Version 7 added the code tables: one indexed file and its symbol (the links and the
-    history of version 8 start empty; an index after the migration begins the history)."""
-    conn.execute("INSERT INTO code_files VALUES ('work', '/repo', 'a.py', 'python', 'h', 2, "
-                 "0, '', 1, NULL)")  # fmt: skip
+    """What a version-7 chitta could hold: an indexed file (migration 8 adds the record of the
+    triplets made of a repository's edges beside it)."""
     conn.execute(
-        "INSERT INTO code_symbols VALUES ('sym_old', 'work', '/repo', 'a.py', 'f', "
-        "'f', 'a.f', 'function', 'def f()', 1, 2, 'a', 'python', '', 'b1', 1, NULL)"
+        "INSERT INTO code_files VALUES (?,?,?,?,?,?,?,?,?,?)",
+        ("old", "/src/shop", "shop/cart.py", "python", "h1", 12, 0, "", 7, None),
     )
+
+
+def seed_nothing(conn: sqlite3.Connection) -> None:
+    """A version whose new tables start empty: the rows before it are the test."""
 
 
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6,
-    # 8 is a placeholder of this branch (merge); the links and history of 9 start empty.
-    7: seed_v7, 8: seed_v6, 9: seed_v6,
+    1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
+    # Versions 8 and 9 hold nothing 7 could not (9's links and history start empty).
+    8: seed_nothing, 9: seed_nothing,
 }  # fmt: skip
 
 
@@ -242,11 +244,16 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         triplet = Triplet(new_id(), "work", "staging-db", "port", "5433", 1.0, 1, None, None, 2)
         s.add_triplets([triplet])
         assert s.triplets("work") == [triplet]
-        # Migration 7: the code tables, empty unless the version-7 file had rows.
-        assert set(s.code().counts().values()) == ({0, 1} if version >= 7 else {0})
-        if version >= 7:  # migration 8: links and the history, empty, usable at once
-            assert [x.symbol.name for x in s.code().find_symbols("work", "f")] == ["f"]
-            assert s.code().index_runs("work") == []
+        # Migration 7: the code tables; migration 8: the record of the triplets of edges.
+        assert s.code().counts()["files"] == (1 if version >= 7 else 0)
+        if version >= 7:
+            assert s.code().files("old", "/src/shop") == {"shop/cart.py": "h1"}
+        edge = ("a", "calls", "b")
+        s.code().set_edge_triplets("old", "/src/shop", {edge: triplet.id}, [])
+        assert s.code().edge_triplets("old", "/src/shop") == {edge: triplet.id}
+        if version >= 7:  # migration 9: links, history and index runs, empty, usable
+            assert s.code().index_runs("old") == []
+            assert s.code().links_of("old", ["M"]) == []
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)

@@ -9,6 +9,7 @@ plugs in by adding itself here and a weight in the recall presets. The correctio
 from __future__ import annotations
 
 from chitta.recall.lanes.base import Lane, LaneContext
+from chitta.recall.lanes.code import CodeLane
 from chitta.recall.lanes.common import CommonWordLane
 from chitta.recall.lanes.ctx import ContextLane
 from chitta.recall.lanes.ep import EpisodeLane
@@ -31,6 +32,7 @@ LANES: dict[str, Lane] = {
         ContextLane(),
         EpisodeLane(),
         CommonWordLane(),
+        CodeLane(),
     )
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.

@@ -1,5 +1,5 @@
-"""Schema version 2 to 3 of a PostgreSQL store: the code tables (store/code.py), as the
-SQLite file's (sqlite/migrations.py V7), with agents' row-level security by realm
+"""Schema versions 2 to 4 of a PostgreSQL store: the code tables (store/code.py), as the
+SQLite file's (sqlite/migrations.py V7 and V8), with agents' row-level security by realm
 (postgres/access_control.py) and text compared byte by byte, as everywhere in the schema."""
 
 from __future__ import annotations
@@ -10,6 +10,10 @@ from chitta.store.postgres.access_control import AGENT_ROLE, realm_policies
 CODE_TABLES: dict[str, tuple[str, ...]] = {
     t: ("SELECT", "INSERT", "UPDATE", "DELETE")
     for t in ("code_files", "code_symbols", "code_callsites", "code_imports", "code_bases")
+}
+#: The table of schema version 4 (V4), and the commands agents may run on it.
+EDGE_TABLES: dict[str, tuple[str, ...]] = {
+    "code_triplets": ("SELECT", "INSERT", "UPDATE", "DELETE"),
 }
 
 _TABLES = """
@@ -95,6 +99,27 @@ V3 = "\n".join([
     _TABLES,
     *(realm_policies(t, c) for t, c in CODE_TABLES.items()),
     *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in CODE_TABLES.items()),
+])  # fmt: skip
+
+
+# Version 3 to 4: the triplets the code index made of a repository's edges (code/edges.py),
+# by the edge's keys, as the SQLite file's (sqlite/migrations.py V8).
+_EDGES = """
+CREATE TABLE code_triplets (
+    realm      text COLLATE "C" NOT NULL,
+    repo       text COLLATE "C" NOT NULL,
+    subject    text COLLATE "C" NOT NULL,
+    predicate  text COLLATE "C" NOT NULL,
+    object     text COLLATE "C" NOT NULL,
+    triplet_id text COLLATE "C" NOT NULL,
+    PRIMARY KEY (realm, repo, subject, predicate, object)
+);
+"""
+
+V4 = "\n".join([
+    _EDGES,
+    *(realm_policies(t, c) for t, c in EDGE_TABLES.items()),
+    *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in EDGE_TABLES.items()),
 ])  # fmt: skip
 
 #: Symbol search's table (sqlite/migrations.py V10): each symbol's vector, float32 bytes.

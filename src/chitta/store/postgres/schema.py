@@ -237,7 +237,7 @@ MIGRATIONS: tuple[str, ...] = (
     V1,
     access_control.V2,  # agents' roles, grants and row-level security
     code_schema.V3,  # code intelligence's tables
-    "SELECT 1",  # merge: i20's schema 4
+    code_schema.V4,  # the triplets the code index made of its edges
     code_links_schema.V5_CODE_LINKS,  # memories linked to symbols, the symbol history
     code_schema.V6,  # symbol search's vectors
 )

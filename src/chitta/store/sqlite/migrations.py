@@ -246,6 +246,20 @@ CREATE TABLE code_bases (
 CREATE INDEX code_bases_file ON code_bases (realm, repo, path);
 """
 
+# The triplets the code index made of a repository's edges (code/edges.py), by the edge's
+# keys: what a re-index compares its edges with, to invalidate the ones gone and add the new.
+V8 = """
+CREATE TABLE code_triplets (
+    realm      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    subject    TEXT NOT NULL,
+    predicate  TEXT NOT NULL,
+    object     TEXT NOT NULL,
+    triplet_id TEXT NOT NULL,
+    PRIMARY KEY (realm, repo, subject, predicate, object)
+) WITHOUT ROWID;
+"""
+
 # Symbol search (code/search.py): each symbol's vector from the store's embedder, by the
 # model that made it (a store re-embedded with another model embeds its symbols again). The
 # rows go with their file's (store/code_sql.py). Schema 10: 8 and 9 are other parts of issue
@@ -262,14 +276,12 @@ CREATE TABLE code_vectors (
 CREATE INDEX code_vectors_file ON code_vectors (realm, repo, path);
 CREATE INDEX code_vectors_model ON code_vectors (realm, model);
 """
-_V8_PLACEHOLDER = "SELECT 1;"  # merge: i20's schema 8 (the code lane)
-
 # Memories that know the code moved (store/code_links.py): links from memories to the
 # symbols they name, with the body hash and commit at link time; the symbol table's history
 # (a row per appearance, body change and removal, in write order) and the index runs that
 # name points on it by commit. Links are read by memory (recall) and by symbol; history by
 # symbol up to a run's sequence number, and by repository for a run's last row.
-# Issue 20 part 6: schema 9 (8 is the code lane's).
+# Issue 20 part 6: schema 9.
 V9_CODE_LINKS = """
 CREATE TABLE code_links (
     realm      TEXT NOT NULL,
@@ -307,8 +319,7 @@ CREATE INDEX code_index_runs_repo ON code_index_runs (realm, repo, seq);
 """
 
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, _V8_PLACEHOLDER, V9_CODE_LINKS,
-                               V10)  # fmt: skip
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10)
 LATEST = len(MIGRATIONS)
 
 
