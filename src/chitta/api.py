@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from chitta import __version__, spool
+from chitta.code.links import link_memory
+from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
@@ -274,6 +276,8 @@ class Chitta:
                 if dup and dup[0][1] >= DEDUP_COSINE:
                     return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
             self.store.insert([(memory, vector)])
+        # The symbols it names (docs/code.md): nothing to do in a realm with no code indexed.
+        link_memory(self.store, memory.realm, memory.id, text, now)
         return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
 
     def _reinforce_duplicate(
@@ -451,6 +455,7 @@ class Chitta:
         trace: bool = False,
         time_cue: object = None,
         now: object = None,
+        as_of_commit: str | None = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope.
 
@@ -468,6 +473,9 @@ class Chitta:
         ``now`` is when the question is asked (ISO 8601 or epoch ms; default: the clock): the
         time the recency factor and the time cue read, so a relative cue such as last week
         counts back from it. The access history is still recorded at the clock's time.
+        A hit linked to a symbol whose code changed since carries ``possibly_stale`` marks
+        (code/stale.py); ``as_of_commit`` judges them against the symbol table as it was at
+        that commit's index (:class:`~chitta.errors.CommitNotIndexed` when there is none).
         """
         if not isinstance(query, str):
             raise BadArgument(f"query must be text, got {type(query).__name__}")
@@ -483,6 +491,10 @@ class Chitta:
             config = config.without(off)
         scope = make_scope(realm, agent_id, channel, self.realm)
         name = check_scope_name(session or None, "session", optional=True)
+        if as_of_commit is not None and not isinstance(as_of_commit, str):
+            raise BadArgument(f"as_of_commit must be text, got {type(as_of_commit).__name__}")
+        code_as_of = None if as_of_commit is None else as_of_runs(self.store, scope.realm,
+                                                                 as_of_commit)  # fmt: skip
         view = None
         if name is not None:
             view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
@@ -502,6 +514,7 @@ class Chitta:
             calibration=self.calibration,
             time_cue=cue,
             cue_time_limit_ms=self.switches.cue_time_limit_ms,
+            code_as_of=code_as_of,
         )
         if reranker is not None:
             result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)

@@ -111,6 +111,13 @@ class PathNotFound(NotFound):
     code = "path_not_found"
 
 
+class CommitNotIndexed(NotFound):
+    """``recall --as-of-commit REV``: no indexed repository of the realm has an index at or
+    before REV (or REV is not a commit)."""
+
+    code = "commit_not_indexed"
+
+
 class NotAFolder(InputError):
     """A path to index is not a folder (a file, a device)."""
 

@@ -215,6 +215,7 @@ class DaemonChitta:
         trace: bool = False,
         time_cue: object = None,
         now: object = None,
+        as_of_commit: str | None = None,
     ) -> RecallResult:
         """The best ``limit`` memories for ``query`` in one scope (see
         :meth:`chitta.api.Chitta.recall`); scores as the reply rounds them
@@ -225,6 +226,8 @@ class DaemonChitta:
             include_superseded=include_superseded, fusion=fusion, cross_realm=cross_realm,
             disable_hdc=disable_hdc, session=session, rerank=rerank, record=record,
             trace=trace, time_cue=time_cue, now=now,
+            # Sent only when given: a daemon from before it still answers every other recall.
+            **({} if as_of_commit is None else {"as_of_commit": as_of_commit}),
         )  # fmt: skip
         return result_from_dict(reply)
 

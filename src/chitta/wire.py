@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from chitta.code.stale import StaleLink
 from chitta.errors import BadArgument
 from chitta.recall.confidence.calibration import Confidence
 from chitta.recall.confidence.coverage import safe_ledger
@@ -32,7 +33,9 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
     With a time cue that searched, each hit also carries ``match_reason`` (its ``cue_rank``;
     a seat's ``signal`` and ``admission`` too) and the reply a ``time_cue`` block
     (docs/time-cue.md); without a cue the shape is unchanged. A hit that a newer memory on
-    the same subject may have outdated carries ``newer``, that memory's id (recall/updates.py)."""
+    the same subject may have outdated carries ``newer``, that memory's id (recall/updates.py);
+    one linked to a symbol whose code changed since carries ``possibly_stale``, the changed
+    symbols with their commit ranges (code/stale.py)."""
     hits = []
     reasons = match_reasons(result)
     for rank, hit in enumerate(result.hits, start=1):
@@ -64,6 +67,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         )
         if (newer := result.newer.get(hit.memory.id)) is not None:
             hits[-1]["newer"] = newer  # it may be outdated (recall/updates.py)
+        if stale := result.stale.get(hit.memory.id):  # code it names changed (code/stale.py)
+            hits[-1]["possibly_stale"] = [link.as_dict() for link in stale]
         if reasons is not None:
             hits[-1]["match_reason"] = reasons[hit.memory.id]
             if "admission" in reasons[hit.memory.id]:
@@ -225,7 +230,7 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
     outcomes of the dropped candidates (the wire counts them, it does not list them), so that
     ``dropped`` counts the same. Not carried: the query plan, the reranker's and the time
     cue's own records (their reply blocks stay in the dict) and the BM25 ceiling."""
-    hits, shared, newer = [], {}, {}
+    hits, shared, newer, stale = [], {}, {}, {}
     for h in data["hits"]:
         lanes = {name: LaneHit(rank=v["rank"], raw=v["raw"], contribution=v["contribution"])
                  for name, v in h["lanes"].items()}  # fmt: skip
@@ -236,6 +241,8 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
             shared[h["id"]] = tuple(h["shared"])
         if "newer" in h:
             newer[h["id"]] = h["newer"]
+        if h.get("possibly_stale"):
+            stale[h["id"]] = tuple(StaleLink.from_dict(d) for d in h["possibly_stale"])
     dropped = tuple(
         Decision(id="", score=0.0, lanes=MappingProxyType({}), outcome=cause)
         for cause, count in data["dropped"].items()
@@ -262,6 +269,7 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
         trace=data.get("trace"),
         bounded=MappingProxyType(dict(data.get("bounded") or {})),
         newer=MappingProxyType(newer),
+        stale=MappingProxyType(stale),
     )
 
 

@@ -35,6 +35,8 @@ def _indexed(d: dict[str, Any]) -> None:
     states = d["resolution"]
     if any(states.values()):
         click.echo("  calls: " + ", ".join(f"{n} {state}" for state, n in states.items() if n))
+    if d.get("linked"):  # older memories now linked to the symbols stored (docs/code.md)
+        click.echo(f"  {d['linked']} links from memories to the symbols stored")
 
 
 def _reindexed(d: dict[str, Any]) -> None:

@@ -16,6 +16,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from chitta.code.notes import stale_note
+
 if TYPE_CHECKING:
     from chitta.transfer import ImportReport
 
@@ -64,6 +66,13 @@ def _newer_text(hit: dict[str, Any], rank_of: dict[str, int]) -> str:
     return ""
 
 
+def _stale_text(hit: dict[str, Any]) -> str:
+    """``(possibly stale: Cart.total changed since a..b) `` before a hit whose linked code
+    changed (code/stale.py)."""
+    rows = hit.get("possibly_stale")
+    return f"({stale_note(rows)}) " if rows else ""
+
+
 def print_hits(data: dict[str, Any]) -> None:
     """Render a recall in its JSON shape (:func:`result_to_dict`, or the daemon's reply)."""
     console = Console()
@@ -87,7 +96,8 @@ def print_hits(data: dict[str, Any]) -> None:
         final = hit["score"] if hit["final"] is None else hit["final"]
         final = hit["factors"].get("rerank", final)  # reranked hits are in its order
         table.add_row(str(hit["rank"]), f"{final:.4f}", _lanes_text(hit), hit["kind"],
-                      hit["id"], _newer_text(hit, rank_of) + _clip(hit["content"]))  # fmt: skip
+                      hit["id"], _newer_text(hit, rank_of) + _stale_text(hit)
+                      + _clip(hit["content"]))  # fmt: skip
     console.print(table)
     dropped = ", ".join(f"{n} {cause}" for cause, n in sorted(data["dropped"].items()))
     console.print(

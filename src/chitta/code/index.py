@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.code.ignore import Ignore
+from chitta.code.links import link_repository
 from chitta.code.model import FileExtract
 from chitta.errors import MissingExtra, NotAFolder, PathNotFound
 from chitta.store.base import Store
@@ -90,6 +91,7 @@ class IndexReport:
     parse_errors: int
     resolution: dict[str, int] = field(default_factory=dict)  # the repo's callsites by state
     resolved_now: bool = False  # whether ``resolve`` ran
+    linked: int = 0  # links made from older memories to the symbols stored now
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -255,14 +257,17 @@ def index_path(
     stored = tables.files(realm, repo)
     keep: set[str] = set()
     batch: list[FileExtract] = []
+    fresh: list[StoredSymbol] = []  # the symbols written now, for linking older memories
     candidates = list(_candidates(folder, listed, tally, language_for))
 
     def flush() -> None:
         if not batch:
             return
         ids = tables.replace_files(realm, repo, batch, commit, now())
+        written = list(tables.symbols_by_id([i for file_ids in ids for i in file_ids]).values())
         if embed is not None:
-            embed(list(tables.symbols_by_id([i for file_ids in ids for i in file_ids]).values()))
+            embed(written)
+        fresh.extend(written)
         batch.clear()
 
     for done, (rel, language) in enumerate(candidates, start=1):
@@ -294,6 +299,10 @@ def index_path(
             flush()
     flush()
     removed = tables.remove_files(realm, repo, sorted(set(stored) - keep))
+    # This run's point in the symbol history (``recall --as-of-commit``), and the older
+    # memories that name the symbols it stored (code/links.py).
+    tables.record_index(realm, repo, commit, now())
+    linked = link_repository(store, realm, fresh, now()) if fresh else 0
     resolution = tables.resolution_counts(realm, repo)
     ran = resolve is not None and bool(tally.indexed or removed or resolution[PENDING])
     if ran:
@@ -304,5 +313,5 @@ def index_path(
         indexed=tally.indexed, unchanged=tally.unchanged, removed=removed,
         skipped=dict(sorted(tally.skipped.items())), symbols=tally.symbols,
         callsites=tally.callsites, parse_errors=tally.parse_errors, resolution=resolution,
-        resolved_now=ran, seconds=round(time.monotonic() - started, 3),
+        resolved_now=ran, linked=linked, seconds=round(time.monotonic() - started, 3),
     )  # fmt: skip

@@ -9,6 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from chitta.code.notes import stale_note
 from chitta.hooks.admission import GateView
 from chitta.hooks.calls import Outcome
 from chitta.hooks.lanes import Ask, Lane, Row
@@ -55,7 +56,8 @@ def memory_line(
     """``- <kind>, <who said it>, <age>, id <id>: <text>``, stated as facts; a correction
     names the keys the prompt named, a row of another realm than ``realm`` its realm, and a
     row a newer memory may have outdated (recall/updates.py) that memory, when the model
-    sees it too (``newer_known``) or it is recorded as superseding this one."""
+    sees it too (``newer_known``) or it is recorded as superseding this one; a row whose
+    linked code changed, one short ``possibly stale`` note (code/notes.py)."""
     facts = [str(row.get("kind", "memory"))]
     if keys := row.get("keys"):
         facts.append(f"keys {', '.join(keys)}")
@@ -71,6 +73,8 @@ def memory_line(
             facts.append(f"superseded by id {newer}")
         elif newer_known:
             facts.append(f"may be outdated by id {newer}")
+    if stale := row.get("possibly_stale"):  # the code it names changed (code/stale.py)
+        facts.append(stale_note(stale))
     return f"- {', '.join(facts)}: {clip(str(row.get('content', '')), chars)}"
 
 

@@ -4,7 +4,9 @@ request (issue 16, part 5; docs/mcp.md).
 A recall or reconstruct reply is cut down to what the model needs to use a memory: its rows,
 each a list ``[text, id, kind, age]`` (and the row's realm fifth, when it is not the realm
 asked), and the band once, stated as a fact; rows that a newer one on the same subject may
-have outdated are named once in ``newer`` (``{id: newer id}``, present only then). Lane
+have outdated are named once in ``newer`` (``{id: newer id}``, present only then), and rows
+whose linked code changed in ``stale`` (``{id: "possibly stale: Cart.total changed since
+a..b"}``, only then; code/notes.py). Lane
 ranks, scores, shares, factors, the time cue's report and the gate's block stay in the full
 shape (wire.py ``result_to_dict``, which the daemon and the CLI's ``--json`` keep), given
 with ``verbose`` or ``trace``. Other
@@ -17,6 +19,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from chitta.code.notes import stale_note
 from chitta.errors import ChittaError
 from chitta.validate import parse_time
 
@@ -96,6 +99,11 @@ def compact_recall(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     out["hits"] = [_row(h.get("content", ""), h, _when(h), realm, now_ms) for h in reply["hits"]]
     if newer := outdated(reply["hits"]):
         out["newer"] = newer
+    # Hits whose linked code changed since (code/stale.py): one short note each, only then.
+    stale = {h["id"]: stale_note(h["possibly_stale"]) for h in reply["hits"]
+             if h.get("possibly_stale")}  # fmt: skip
+    if stale:
+        out["stale"] = stale
     corrections = reply.get("corrections") or []
     if corrections:
         out["corrections"] = [_row(c.get("content", ""), c, _when(c), realm, now_ms)

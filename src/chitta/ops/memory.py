@@ -67,7 +67,7 @@ def _recall(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         fusion=p.get("fusion"), cross_realm=p.get("cross_realm", False),
         disable_hdc=p.get("disable_hdc", False), session=p.get("session"),
         rerank=p.get("rerank", True), trace=p.get("trace", False), time_cue=p.get("time_cue"),
-        record=p.get("record", True), now=p.get("now"),
+        record=p.get("record", True), now=p.get("now"), as_of_commit=p.get("as_of_commit"),
     )  # fmt: skip
     return result_to_dict(result)
 
@@ -249,6 +249,16 @@ RECALL = Operation(
         TRACE,
         TIME_CUE,
         NOW,
+        # Staleness of the hits' linked code judged as of a commit's index (docs/code.md).
+        Param(
+            "as_of_commit",
+            "text",
+            "Judge possibly stale hits against the code index as of this commit.",
+            cli_help="Judge possibly stale hits against the symbol table as indexed at this "
+            "commit (or the newest index before it): a hash, tag or branch.",
+            mcp=False,  # the MCP tool list's budget is full
+            max_length=MAX_WORD_CHARS,
+        ),
         VERBOSE,
         # false: leave no access history (cited recall's reads of other stores).
         Param(

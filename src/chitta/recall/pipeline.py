@@ -10,6 +10,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from chitta.code.stale import Judge
 from chitta.embed.base import Embedder
 from chitta.errors import BadArgument
 from chitta.recall.confidence.calibration import DEFAULT as DEFAULT_CALIBRATION
@@ -36,6 +37,7 @@ from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS, TimeCue
 from chitta.recall.updates import mark_updates
 from chitta.store.assessment import AssessmentRequest
 from chitta.store.base import Store
+from chitta.store.code_links import IndexRun
 from chitta.store.records import Scope
 from chitta.store.terms import TermStats
 
@@ -58,6 +60,7 @@ def recall(
     calibration: Calibration = DEFAULT_CALIBRATION,
     time_cue: TimeCue | None = None,
     cue_time_limit_ms: int = CUE_TIME_LIMIT_MS,
+    code_as_of: dict[str, IndexRun] | None = None,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
@@ -68,6 +71,9 @@ def recall(
     ``time_cue`` runs the cue arm beside the lanes (seed 002 §2; its revision only within
     ``cue_time_limit_ms`` of the start); it changes nothing here: what it does to the answer
     comes after the count (recall/timecue/apply.py).
+    A memory linked to a symbol whose code changed since is marked ``possibly_stale`` and
+    scored a little lower (code/stale.py): against the symbol table now, or as of the index
+    runs of ``code_as_of`` (repo → run; ``recall --as-of-commit``).
     """
     if not query.strip():
         raise BadArgument("query is empty")
@@ -89,7 +95,8 @@ def recall(
     gathered = _gather(embedder, plan, lanes, config, ctx, timing)
     ctx = gathered.ctx
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    ranking = _rank(gathered, config, limit, scoring, include_superseded, now, timing)
+    judge = Judge(store, scope.realm, code_as_of)
+    ranking = _rank(gathered, config, limit, scoring, include_superseded, now, timing, judge)
     t = time.perf_counter()
     assessed = _assess(gathered, ranking, stats, config, calibration)
     timing["confidence"] = _ms_since(t)
@@ -111,6 +118,7 @@ def recall(
                       now_ms=now, include_superseded=include_superseded, started=start,
                       limit_ms=cue_time_limit_ms)  # fmt: skip
         timing["cue"] = _ms_since(t)
+    stale = judge.marks([h.memory.id for h in hits])  # the pool's, read by the scoring
     timing["total"] = _ms_since(start)
     return RecallResult(
         query=query,
@@ -130,6 +138,7 @@ def recall(
         cue=cue,
         bounded=MappingProxyType(dict(ctx.notes)),
         newer=MappingProxyType(newer),
+        stale=MappingProxyType(stale),
     )
 
 
@@ -194,6 +203,7 @@ def _rank(
     include_superseded: bool,
     now_ms: int,
     timing: dict[str, float],
+    stale: Judge | None = None,
 ) -> Ranking:
     """Rank: fuse the lanes' rankings, then score, inhibit and cut them (recall/rank.py)."""
     ctx = gathered.ctx
@@ -202,7 +212,7 @@ def _rank(
     timing["fuse"] = _ms_since(t)
     ranked = rank(ctx.store, fused, limit=limit, config=config, scoring=scoring,
                   include_superseded=include_superseded, now_ms=now_ms, timing=timing,
-                  load=ctx.memories)  # fmt: skip
+                  load=ctx.memories, stale=stale)  # fmt: skip
     hits = tuple(
         Hit(memory=r.memory, score=r.fused.score, lanes=dict(r.fused.lanes), final=r.final,
             factors=r.factors)

@@ -15,7 +15,7 @@ near-duplicates. Every candidate ends with an outcome:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -52,10 +52,12 @@ def rank(
     now_ms: int,
     timing: dict[str, float],
     load: Callable[[list[str]], Mapping[str, Memory]] | None = None,
+    stale: Callable[[list[str]], Collection[str]] | None = None,
 ) -> list[Ranked]:
     """Every fused candidate with its outcome: the pool in final order first, then the rest.
 
-    ``load`` reads live memories by id (default: ``store.get_many``).
+    ``load`` reads live memories by id (default: ``store.get_many``); ``stale`` says which
+    of the pool's memories may describe code that changed (code/stale.py), for the scoring.
     """
     t = time.perf_counter()
     load = load or store.get_many
@@ -65,7 +67,7 @@ def rank(
     factors: list[dict[str, float]] = [{} for _ in pool]
     if config.scoring and pool:
         t = time.perf_counter()
-        _score(store, pool, scoring, now_ms, finals, factors)
+        _score(store, pool, scoring, now_ms, finals, factors, stale)
         timing["score"] = _ms_since(t)
     order = sorted(range(len(pool)), key=lambda i: (-finals[i], i))
     scored_rank = {i: r for r, i in enumerate(order)}
@@ -129,15 +131,18 @@ def _score(
     now_ms: int,
     finals: list[float],
     factors: list[dict[str, float]],
+    stale: Callable[[list[str]], Collection[str]] | None = None,
 ) -> None:
     ids = [m.id for _, m in pool]
+    marked = stale(ids) if stale is not None else ()
     # The access history feeds only the ACT-R factor; it is not read while that is off.
     history = store.access_history(ids) if config.actr_weight > 0 else {}
     # Other sessions are looked up only when the (opt-in) replication factor is on.
     others = store.replication_sessions(ids) if config.replication_max > 1 else {}
     for i, (f, m) in enumerate(pool):
         sessions = others.get(m.id, set()) | ({m.source.session} if m.source.session else set())
-        s = score(f.score, m, history.get(m.id), len(sessions), now_ms, config)
+        s = score(f.score, m, history.get(m.id), len(sessions), now_ms, config,
+                  stale=m.id in marked)  # fmt: skip
         finals[i] = s.final
         factors[i].update(s.factors)
         factors[i]["product"] = s.product

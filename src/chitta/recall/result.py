@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from chitta.code.stale import StaleLink
 from chitta.recall.confidence.calibration import Confidence
 from chitta.recall.confidence.gate import Turn
 from chitta.recall.fusion import LaneHit
@@ -86,6 +87,8 @@ class RecallResult:
     bounded: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Per older hit, the id of the newer memory on the same subject (recall/updates.py).
     newer: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: Per possibly stale hit, its linked symbols whose code changed since (code/stale.py).
+    stale: Mapping[str, tuple[StaleLink, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def dropped(self) -> dict[str, int]:

@@ -20,6 +20,12 @@ The factors and their ranges (docs/recall.md has the full table):
   ``assistant`` (the agent's own recorded answer, hooks/stop.py), else 1: an agent's earlier
   answer ranks below a user's statement or a curated memory of equal relevance, so that a
   wrong answer does not reinforce itself.
+
+One more multiplier stands outside the clamp: ``stale`` (:data:`STALE_FACTOR`, 0.9) for a
+memory linked to a symbol whose code changed since (code/stale.py), else none. Outside, so
+that a product already at a bound cannot hide it: of two hits of equal relevance and
+factors, the possibly stale one ranks below; bounded, so that it moves a hit a little and
+never past a clearly more relevant one (0.9 × 0.5 = 0.45 at the very least).
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ FACTORS = ("kind", "actr", "strength", "confidence", "tier", "replication", "pro
 TIER_SIGNAL: Mapping[str, float] = MappingProxyType(
     {"hot": 0.0, "warm": -1 / 3, "cool": -2 / 3, "cold": -1.0}
 )
+#: A possibly stale memory's multiplier, after the clamp (docs/code.md).
+STALE_FACTOR = 0.9
 #: Ages below this many seconds count as this: t^-d has no limit at 0.
 MIN_AGE_S = 1.0
 
@@ -141,8 +149,13 @@ def score(
     sessions: int,
     now_ms: int,
     config: ScoringConfig,
+    stale: bool = False,
 ) -> Scored:
-    """The final score of one candidate: ``fused ×`` the bounded product of its factors."""
+    """The final score of one candidate: ``fused ×`` the bounded product of its factors
+    (``× STALE_FACTOR`` when it is ``stale``: its factors then name it)."""
     values = factors(memory, history, sessions, now_ms, config)
     product = bounded_product(values, config)
-    return Scored(final=fused * product, product=product, factors=values)
+    if not stale:
+        return Scored(final=fused * product, product=product, factors=values)
+    values["stale"] = STALE_FACTOR
+    return Scored(final=fused * product * STALE_FACTOR, product=product, factors=values)

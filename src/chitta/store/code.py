@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from chitta.code.model import Callsite, FileExtract, Symbol
+from chitta.store.code_links import CodeLinks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,8 +158,9 @@ def prefix_bound(prefix: str) -> str:
 
 
 @runtime_checkable
-class CodeTables(Protocol):
-    """The code tables of one store (``Store.code()``), scoped by realm."""
+class CodeTables(CodeLinks, Protocol):
+    """The code tables of one store (``Store.code()``), scoped by realm; with the memories'
+    links to symbols and the symbol history (store/code_links.py)."""
 
     def replace_file(
         self, realm: str, repo: str, extract: FileExtract, commit: str | None, at: int

@@ -31,6 +31,7 @@ from chitta.store.code import (
     prefix_bound,
     symbol_ids,
 )
+from chitta.store.code_links_sql import SQLCodeLinks, record_remove, record_replace
 from chitta.store.code_vectors import VECTOR_TABLES, SymbolVectorsSQL
 
 Read = Callable[[str, Sequence[object]], list]
@@ -77,8 +78,9 @@ def _callsite(row: Sequence[Any]) -> StoredCallsite:
                           tuple(candidates.split()))  # fmt: skip
 
 
-class SQLCodeTables(SymbolVectorsSQL):
-    """:class:`chitta.store.code.CodeTables` over a backend's ``read`` and ``write``."""
+class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
+    """:class:`chitta.store.code.CodeTables` over a backend's ``read`` and ``write`` (the
+    links and the symbol history: store/code_links_sql.py)."""
 
     def __init__(self, read: Read, write: Write, placeholder: str = "?") -> None:
         self._read_raw, self._write = read, write
@@ -103,6 +105,7 @@ class SQLCodeTables(SymbolVectorsSQL):
         ids = [symbol_ids(realm, repo, e.symbols) for e in extracts]
         with self._write() as cur:
             for extract, symbols in zip(extracts, ids, strict=True):
+                record_replace(cur, self._sql, realm, repo, extract, symbols)
                 self._delete(cur, realm, repo, extract.path)
                 self._insert(cur, realm, repo, extract, symbols, commit, at)
         return ids
@@ -169,6 +172,7 @@ class SQLCodeTables(SymbolVectorsSQL):
         if known:
             with self._write() as cur:
                 for path in known:
+                    record_remove(cur, self._sql, realm, repo, path)
                     self._delete(cur, realm, repo, path)
         return len(known)
 

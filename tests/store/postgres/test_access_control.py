@@ -20,8 +20,10 @@ from chitta.code.model import FileExtract, Symbol
 from chitta.embed.base import ModelIdentity
 from chitta.errors import AccessDenied, MemoryNotFound
 from chitta.store.access import AccessRecord
+from chitta.store.code_links import SymbolLink
 from chitta.store.postgres import PostgresStore
 from chitta.store.postgres.access_control import AGENT_ROLE, MEMORY_TABLES, REALM_TABLES
+from chitta.store.postgres.code_links_schema import CODE_LINK_TABLES
 from chitta.store.postgres.code_schema import CODE_TABLES, EDGE_TABLES, SEARCH_TABLES
 from chitta.store.records import Episode, Scope, Source, Triplet
 
@@ -402,7 +404,7 @@ def test_every_data_table_has_row_level_security(team: Team) -> None:
     assert by_name.pop("chitta_grants") == [False, False, 0, False]
     assert by_name.pop("generation")[3] is True  # one counter, no realm's data
     assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *CODE_TABLES, *EDGE_TABLES,
-                            *SEARCH_TABLES, "meta"}  # fmt: skip
+                            *SEARCH_TABLES, *CODE_LINK_TABLES, "meta"}  # fmt: skip
     for name, (secured, forced, policies, readable) in by_name.items():
         assert secured and not forced and policies >= 2 and readable, name
 
@@ -424,4 +426,16 @@ def test_code_tables_are_kept_by_realm_too(team: Team) -> None:
         alice.code().replace_file(ALICE, "/repo", extract, None, 2)
         assert alice.code().counts() == {"files": 2, "symbols": 2, "callsites": 0,
                                          "imports": 0, "bases": 0}  # fmt: skip
+        # The links, the history and the index runs are kept by realm the same way.
+        (sid,) = alice.code().replace_file(ALICE, "/repo", extract, "c1", 3)
+        run = alice.code().record_index(ALICE, "/repo", "c1", 4)
+        assert alice.code().add_links([SymbolLink(ALICE, "M", sid, "/repo", "ops.deploy", "",
+                                                  "c1", 5)]) == 1  # fmt: skip
+        assert alice.code().history_as_of(ALICE, run) == {sid: ("ops.py", "ops.deploy", "")}
+        assert alice.code().index_runs(BOB) == [] and alice.code().links_of(BOB, ["M"]) == []
+        with pytest.raises(AccessDenied):
+            alice.code().record_index(HANDBOOK, "/repo", "c1", 6)
+    with team.store("bob") as bob:
+        assert bob.code().index_runs(ALICE) == [] and bob.code().links_of(ALICE, ["M"]) == []
     assert team.owner.code().counts()["symbols"] == 3
+    assert len(team.owner.code().links_of(ALICE, ["M"])) == 1

@@ -151,7 +151,7 @@ def seed_nothing(conn: sqlite3.Connection) -> None:
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
-    # Versions 8 and 9 hold nothing 7 could not (9 is a placeholder of issue 20's merge).
+    # Versions 8 and 9 hold nothing 7 could not (9's links and history start empty).
     8: seed_nothing, 9: seed_nothing,
 }  # fmt: skip
 
@@ -251,6 +251,9 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         edge = ("a", "calls", "b")
         s.code().set_edge_triplets("old", "/src/shop", {edge: triplet.id}, [])
         assert s.code().edge_triplets("old", "/src/shop") == {edge: triplet.id}
+        if version >= 7:  # migration 9: links, history and index runs, empty, usable
+            assert s.code().index_runs("old") == []
+            assert s.code().links_of("old", ["M"]) == []
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)

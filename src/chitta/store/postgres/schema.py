@@ -22,7 +22,7 @@ import re
 import psycopg
 
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
-from chitta.store.postgres import access_control, code_schema
+from chitta.store.postgres import access_control, code_links_schema, code_schema
 
 #: The advisory-lock keys (two int4s: chitta's, then which lock) of the schema's migration
 #: and of :meth:`PostgresStore.write_lock`. Advisory locks are per database.
@@ -238,7 +238,7 @@ MIGRATIONS: tuple[str, ...] = (
     access_control.V2,  # agents' roles, grants and row-level security
     code_schema.V3,  # code intelligence's tables
     code_schema.V4,  # the triplets the code index made of its edges
-    "SELECT 1",  # merge: i20's schema 5
+    code_links_schema.V5_CODE_LINKS,  # memories linked to symbols, the symbol history
     code_schema.V6,  # symbol search's vectors
 )
 LATEST = len(MIGRATIONS)

@@ -276,10 +276,50 @@ CREATE TABLE code_vectors (
 CREATE INDEX code_vectors_file ON code_vectors (realm, repo, path);
 CREATE INDEX code_vectors_model ON code_vectors (realm, model);
 """
-_V9_PLACEHOLDER = "SELECT 1;"  # merge: i20's schema 9 (memories linked to symbols)
+# Memories that know the code moved (store/code_links.py): links from memories to the
+# symbols they name, with the body hash and commit at link time; the symbol table's history
+# (a row per appearance, body change and removal, in write order) and the index runs that
+# name points on it by commit. Links are read by memory (recall) and by symbol; history by
+# symbol up to a run's sequence number, and by repository for a run's last row.
+# Issue 20 part 6: schema 9.
+V9_CODE_LINKS = """
+CREATE TABLE code_links (
+    realm      TEXT NOT NULL,
+    memory_id  TEXT NOT NULL,
+    symbol_id  TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    qualified  TEXT NOT NULL,
+    body_hash  TEXT NOT NULL,
+    git_commit TEXT,
+    linked_at  INTEGER NOT NULL,
+    PRIMARY KEY (realm, memory_id, symbol_id)
+) WITHOUT ROWID;
+CREATE INDEX code_links_symbol ON code_links (realm, symbol_id);
+CREATE TABLE code_history (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    realm     TEXT NOT NULL,
+    repo      TEXT NOT NULL,
+    symbol_id TEXT NOT NULL,
+    path      TEXT NOT NULL,
+    qualified TEXT NOT NULL,
+    body_hash TEXT NOT NULL,
+    removed   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX code_history_symbol ON code_history (realm, symbol_id, seq);
+CREATE INDEX code_history_repo ON code_history (realm, repo, seq);
+CREATE TABLE code_index_runs (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    realm      TEXT NOT NULL,
+    repo       TEXT NOT NULL,
+    git_commit TEXT,
+    at         INTEGER NOT NULL,
+    upto       INTEGER NOT NULL
+);
+CREATE INDEX code_index_runs_repo ON code_index_runs (realm, repo, seq);
+"""
 
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, _V9_PLACEHOLDER, V10)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10)
 LATEST = len(MIGRATIONS)
 
 
