@@ -11,7 +11,8 @@ cache=${3:-$HOME/.cache/chitta/bench-code}
 rm -rf "$dest" && mkdir -p "$dest/python" "$dest/go" "$dest/typescript"
 # The larger pure-Python packages; their vendored copies (pip/_vendor) the indexer skips.
 for pkg in pip numpy pygments huggingface_hub setuptools pydantic hypothesis _pytest rich \
-           mcp psycopg fsspec anyio click httpx starlette sqlglot jinja2 pluggy; do
+           mcp psycopg fsspec anyio click httpx starlette sqlglot jinja2 pluggy onnxruntime \
+           pkg_resources google cryptography psutil; do
   [ -d "$site/$pkg" ] && cp -r "$site/$pkg" "$dest/python/"
 done
 go=$cache/go/tree/usr/share/go-1.19/src
@@ -19,6 +20,7 @@ for pkg in net go crypto encoding fmt strings sort bytes text runtime reflect os
            compress debug regexp time io internal archive html mime testing unicode; do
   [ -d "$go/$pkg" ] && cp -r "$go/$pkg" "$dest/go/"
 done
+mkdir -p "$dest/go/cmd" && cp -r "$go/cmd/compile" "$go/cmd/go" "$dest/go/cmd/"
 [ -d "$cache/typescript/tree/package/src" ] && cp -r "$cache/typescript/tree/package/src" "$dest/typescript/rxjs"
 find "$dest" -name '__pycache__' -prune -exec rm -rf {} +
 git -C "$dest" init -q && git -C "$dest" add -A && \
