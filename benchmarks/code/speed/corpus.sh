@@ -11,7 +11,7 @@ cache=${3:-$HOME/.cache/chitta/bench-code}
 rm -rf "$dest" && mkdir -p "$dest/python" "$dest/go" "$dest/typescript"
 # The larger pure-Python packages; their vendored copies (pip/_vendor) the indexer skips.
 for pkg in pip numpy pygments huggingface_hub setuptools pydantic hypothesis _pytest rich \
-           mcp psycopg fsspec anyio click httpx starlette sqlglot jinja2 pluggy onnxruntime \
+           mcp psycopg fsspec anyio click starlette pluggy onnxruntime \
            pkg_resources google cryptography psutil; do
   [ -d "$site/$pkg" ] && cp -r "$site/$pkg" "$dest/python/"
 done
