@@ -26,6 +26,7 @@ from chitta.cli.bench_agent_day import agent_day as _agent_day  # noqa: F401 - `
 from chitta.cli.bench_analogy import analogy as _analogy  # noqa: F401 - registers `bench analogy`
 from chitta.cli.bench_cited import cited as _cited_bench  # noqa: F401 - registers `bench cited`
 from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `bench cli`
+from chitta.cli.bench_code import code_bench as _code_bench  # noqa: F401 - `bench code`
 from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli.bench_daemons import daemons as _daemons  # noqa: F401 - `bench daemons`
 from chitta.cli.bench_mcp_size import mcp_size as _mcp_size  # noqa: F401 - `bench mcp-size`
