@@ -168,12 +168,21 @@ def test_running_again_copies_nothing(source: str, dst_location: str, tmp_path: 
 # --- interruption -------------------------------------------------------------------------
 
 CHILD = textwrap.dedent("""
+    import signal
     import sys
+    import time
     from pathlib import Path
     from chitta.transfer.migrate import migrate_locations
 
+    # A job started in the background of a non-interactive shell inherits SIGINT ignored
+    # (POSIX), and Python then keeps it ignored: Ctrl-C's own handler, as a terminal has it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     def said(done, total):
         print(done, flush=True)
+        # A pause a batch, so that the parent's signal lands mid-run however quiet the
+        # machine: without it a fast run could finish all 40 batches first.
+        time.sleep(0.05)
 
     migrate_locations(sys.argv[1], sys.argv[2], home=Path(sys.argv[3]), batch=int(sys.argv[4]),
                       progress=said)
