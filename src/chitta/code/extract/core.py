@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,3 +305,14 @@ def run(spec: Spec, root: Node, ctx: Context, content: str, lines: int) -> FileE
 def expression(node: Node, ctx: Context) -> str:
     """A receiver or callee as written, on one short line."""
     return one_line(ctx.text(node), MAX_EXPR)
+
+
+def computed_call(function: Node, ctx: Context, lambdas: Collection[str]) -> Call:
+    """A call of something that is not a name: of a function literal written in place (its
+    node type in ``lambdas``, parentheses looked through), else of a computed value."""
+    inner = function
+    while inner.type == "parenthesized_expression" and inner.named_child_count:
+        inner = inner.named_children[0]
+    if inner.type in lambdas:
+        return Call("<lambda>", "lambda")
+    return Call(expression(function, ctx), "indirect")

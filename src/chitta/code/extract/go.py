@@ -13,6 +13,7 @@ from chitta.code.extract.core import (
     Node,
     Scope,
     Spec,
+    computed_call,
     expression,
     identifiers,
 )
@@ -95,12 +96,7 @@ def _call(node: Node, ctx: Context) -> Call | None:
         field = function.child_by_field_name("field")
         operand = function.child_by_field_name("operand")
         return Call(ctx.text(field), "member", expression(operand, ctx))
-    inner = function
-    while inner.type == "parenthesized_expression" and inner.named_child_count:
-        inner = inner.named_children[0]
-    if inner.type == "func_literal":
-        return Call("<lambda>", "lambda")
-    return Call(expression(function, ctx), "indirect")
+    return computed_call(function, ctx, ("func_literal",))
 
 
 def _literal(node: Node, ctx: Context) -> Call | None:

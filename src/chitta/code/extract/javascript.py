@@ -11,6 +11,7 @@ from chitta.code.extract.core import (
     Node,
     Scope,
     Spec,
+    computed_call,
     expression,
     identifiers,
 )
@@ -108,12 +109,7 @@ def _callee(function: Node, ctx: Context) -> Call:
         property_ = function.child_by_field_name("property")
         receiver = function.child_by_field_name("object")
         return Call(ctx.text(property_), "member", expression(receiver, ctx))
-    inner = function
-    while inner.type == "parenthesized_expression" and inner.named_child_count:
-        inner = inner.named_children[0]
-    if inner.type in _FUNCTIONS:
-        return Call("<lambda>", "lambda")
-    return Call(expression(function, ctx), "indirect")
+    return computed_call(function, ctx, _FUNCTIONS)
 
 
 def _call(node: Node, ctx: Context) -> Call | None:

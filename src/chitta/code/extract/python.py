@@ -12,6 +12,7 @@ from chitta.code.extract.core import (
     Node,
     Scope,
     Spec,
+    computed_call,
     content_hash,
     expression,
     identifiers,
@@ -88,12 +89,7 @@ def _call(node: Node, ctx: Context) -> Call | None:
         attribute = function.child_by_field_name("attribute")
         receiver = function.child_by_field_name("object")
         return Call(ctx.text(attribute), "member", expression(receiver, ctx))
-    inner = function
-    while inner.type == "parenthesized_expression" and inner.named_child_count:
-        inner = inner.named_children[0]
-    if inner.type == "lambda":
-        return Call("<lambda>", "lambda")
-    return Call(expression(function, ctx), "indirect")
+    return computed_call(function, ctx, ("lambda",))
 
 
 def _dotted(node: Node, ctx: Context) -> str:

@@ -13,6 +13,7 @@ from chitta.code.extract.core import (
     Node,
     Scope,
     Spec,
+    computed_call,
     expression,
     identifiers,
 )
@@ -80,12 +81,7 @@ def _callee(function: Node, ctx: Context) -> Call:
     if kind == "field_expression":
         field = ctx.text(function.child_by_field_name("field"))
         return Call(field, "member", expression(function.child_by_field_name("value"), ctx))
-    inner = function
-    while inner.type == "parenthesized_expression" and inner.named_child_count:
-        inner = inner.named_children[0]
-    if inner.type == "closure_expression":
-        return Call("<lambda>", "lambda")
-    return Call(expression(function, ctx), "indirect")
+    return computed_call(function, ctx, ("closure_expression",))
 
 
 def _call(node: Node, ctx: Context) -> Call | None:
