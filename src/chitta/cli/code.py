@@ -158,12 +158,7 @@ def _walked(key: str):
 
 
 def _searched(d: dict[str, Any]) -> None:
-    for s in d["symbols"]:
-        click.echo(_line(s))
-        if s["signature"]:
-            click.echo(f"    {s['signature']}")
-    if not d["symbols"]:
-        click.echo(f"no symbol matches in realm {d['realm']}", err=True)
+    _found(d)
     if d["unembedded"]:
         click.echo(f"{d['unembedded']} of {d['searched']} symbols have no vector (indexed with "
                    "--no-embed): found by keywords alone", err=True)  # fmt: skip
