@@ -153,3 +153,12 @@ def test_the_daemon_limits_are_read_and_checked(name: str, field: str, default: 
     for raw in ("0", "-1", "many", "1.5", "1000000"):
         with pytest.raises(BadConfig, match=f"CHITTA_{name}"):
             load_settings({f"CHITTA_{name}": raw})
+
+
+def test_whether_mcp_offers_the_code_tool_is_read_and_checked() -> None:
+    assert load_settings({}).mcp_code == "auto"  # once code is indexed (code/offered.py)
+    assert load_settings({"CHITTA_MCP_CODE": " ON "}).mcp_code == "on"
+    assert load_settings({"CHITTA_MCP_CODE": "off"}).mcp_code == "off"
+    for raw in ("yes", "1", "always"):
+        with pytest.raises(BadConfig, match="CHITTA_MCP_CODE must be one of auto, on, off"):
+            load_settings({"CHITTA_MCP_CODE": raw})

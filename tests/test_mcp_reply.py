@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chitta.mcp.reply import compact_recall, outdated
+from chitta.mcp.reply import compact_code, compact_recall, outdated
 
 NOW = 1_700_000_000_000
 
@@ -24,3 +24,79 @@ def test_a_row_names_its_newer_one_only_when_that_one_is_shown_or_recorded() -> 
 def test_no_update_adds_nothing() -> None:
     reply = compact_recall({"ok": True, "hits": [_hit("a"), _hit("b")]}, realm="me", now_ms=NOW)
     assert "newer" not in reply
+
+
+def _symbol(qualified: str, path: str, line: int, repo: str = "/r/shop") -> dict:
+    return {
+        "id": "sym_" + qualified,
+        "name": qualified.rpartition(".")[2],
+        "qualified": qualified,
+        "kind": "function",
+        "signature": f"def {qualified}()",
+        "repo": repo,
+        "path": path,
+        "start_line": line,
+        "end_line": line + 1,
+        "parent": None,
+        "language": "python",
+        "doc": "Long docs.",
+        "commit": "abc",
+    }
+
+
+def test_a_code_reply_is_rows_without_ids_docs_or_commits() -> None:
+    found = {
+        "ok": True,
+        "op": "find",
+        "realm": "shop",
+        "symbols": [_symbol("shop.price", "shop.py", 3)],
+    }
+    assert compact_code(found) == {
+        "ok": True,
+        "symbols": [["shop.price", "shop.py:3", "function", "def shop.price()"]],
+    }
+    walk = {
+        "ok": True,
+        "op": "callers",
+        "realm": "shop",
+        "depth": 2,
+        "more_symbols": 0,
+        "pending_calls": 4,
+        "symbols": [
+            {
+                "symbol": _symbol("shop.price", "shop.py", 3),
+                "cut": True,
+                "callers": [
+                    {
+                        "depth": 1,
+                        "symbol": {"id": "x", "qualified": "a.b"},
+                        "call": {"path": "a.py", "line": 9},
+                    }
+                ],
+            }
+        ],
+    }
+    assert compact_code(walk) == {
+        "ok": True,
+        "pending_calls": 4,
+        "symbols": [
+            {
+                "symbol": ["shop.price", "shop.py:3", "function", "def shop.price()"],
+                "callers": [["a.b", "a.py:9", 1]],
+                "cut": True,
+            }
+        ],
+    }
+    assert compact_code({"ok": True, "op": "outline", "outline": "a.py: f()", "of": 3}) == {
+        "ok": True,
+        "outline": "a.py: f()",
+    }
+
+
+def test_a_code_reply_over_several_repositories_names_each_folder() -> None:
+    two = {
+        "ok": True,
+        "op": "search",
+        "symbols": [_symbol("a.f", "a.py", 1, "/r/one"), _symbol("b.g", "b.py", 2, "/r/two/")],
+    }
+    assert [row[1] for row in compact_code(two)["symbols"]] == ["one/a.py:1", "two/b.py:2"]

@@ -137,6 +137,9 @@ class Settings:
     daemon_max_connections: int = DAEMON_MAX_CONNECTIONS
     daemon_connection_idle_s: int = DAEMON_CONNECTION_IDLE_S
     daemon_workers: int = DAEMON_WORKERS
+    #: CHITTA_MCP_CODE: whether `chitta mcp` offers its ``code`` tool: ``auto`` once code is
+    #: indexed in the store (code/offered.py), ``on`` always, ``off`` never.
+    mcp_code: str = "auto"
 
     @property
     def store_is_database(self) -> bool:
@@ -314,7 +317,21 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         ),
         daemon_workers=_bounded_int(env, "DAEMON_WORKERS", DAEMON_WORKERS, DAEMON_WORKERS_RANGE),
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
+        mcp_code=_choice(env, "MCP_CODE", MCP_CODE_CHOICES),
     )
+
+
+#: CHITTA_MCP_CODE's values, the default first.
+MCP_CODE_CHOICES = ("auto", "on", "off")
+
+
+def _choice(environ: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """A setting that is one of ``choices`` (any case; the first when unset), or
+    :class:`BadConfig` naming the variable."""
+    raw = (_env(environ, name) or choices[0]).strip().lower()
+    if raw not in choices:
+        raise BadConfig(f"{PREFIX}{name} must be one of {', '.join(choices)}, got {raw!r}")
+    return raw
 
 
 def _cwd() -> Path | None:

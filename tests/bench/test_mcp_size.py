@@ -70,6 +70,9 @@ def test_the_tool_list_and_a_recall_reply_stay_within_the_budget(tmp_path: Path)
     summary = mcp_size.summary(figures)
     assert figures["tools"] == 12
     assert summary["definitions_chars"] <= mcp_size.DEFINITIONS_BUDGET, figures["per_tool_chars"]
+    # No code indexed: the code tool is not listed; where it is, one tool's worth more.
+    assert "code" not in figures["per_tool_chars"]
+    assert 0 < summary["definitions_with_code_chars"] - summary["definitions_chars"] <= 600
     # Every question found rows, and most of what the model reads is the memories' own text.
     assert all(r["memory_chars"] > 0 for r in figures["replies"]), figures["replies"]
     assert summary["recall_memory_share"] >= mcp_size.MEMORY_SHARE_AIM, summary

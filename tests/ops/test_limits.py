@@ -24,8 +24,10 @@ EVERY_SIZED = [(op, p) for op in OPERATIONS.values() for p in op.params if p.typ
 
 
 def base(op: Operation) -> dict[str, Any]:
-    """Values of the required parameters that pass the checks, each in its type's shape."""
-    return {p.name: ["x"] if p.type in ("list", "tags") else "x" for p in op.params if p.required}
+    """Values of the required parameters that pass the checks, each in its type's shape (a
+    parameter with choices: its first)."""
+    return {p.name: (p.choices[0] if p.choices else ["x"] if p.type in ("list", "tags") else "x")
+            for p in op.params if p.required}  # fmt: skip
 
 
 def too_long(p: Param) -> Any:

@@ -5,7 +5,8 @@ own client:
 
 - the tool definitions as the client lists them (tools/list), in the form Claude Code sends
   them to the model with every request: each tool's ``name``, ``description`` and
-  ``input_schema``, as compact JSON;
+  ``input_schema``, as compact JSON; beside them, what the ``code`` tool adds for a store
+  with code indexed (listed by a second server run with ``CHITTA_MCP_CODE=on``);
 - a ``recall`` reply at limit 10 over one LoCoMo conversation imported into a temporary
   store (``chitta import``), for some of its questions: the reply's characters (every text
   block, and ``structuredContent``'s JSON when the server sends it too) and the share of them
@@ -95,13 +96,30 @@ async def measure(home: Path, queries: list[str], *, realm: str, limit: int,
             if result.is_error:
                 raise BadArgument(f"recall failed: {result.content[0].text[:200]}")
             replies.append(reply_figures(result))
+    with_code = definitions(await _listed(params, {"CHITTA_MCP_CODE": "on"}))
     per_tool = {d["name"]: len(compact_json(d)) for d in defs}
     return {
         "tools": len(defs),
         "definitions_chars": len(compact_json(defs)),
+        "definitions_with_code_chars": len(compact_json(with_code)),
         "per_tool_chars": dict(sorted(per_tool.items(), key=lambda kv: -kv[1])),
         "replies": replies,
     }
+
+
+async def _listed(params: Any, env: dict[str, str]) -> list[Any]:
+    """The tools a `chitta mcp` run like ``params`` with ``env`` added lists."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    more = StdioServerParameters(command=params.command, args=params.args,
+                                 env={**params.env, **env})  # fmt: skip
+    async with (
+        stdio_client(more) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session,
+    ):
+        await session.initialize()
+        return (await session.list_tools()).tools
 
 
 def summary(figures: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +131,7 @@ def summary(figures: dict[str, Any]) -> dict[str, Any]:
     return {
         "definitions_chars": figures["definitions_chars"],
         "definitions_tokens": round(figures["definitions_chars"] / 4),
+        "definitions_with_code_chars": figures["definitions_with_code_chars"],
         "recall_chars_mean": round(chars),
         "recall_tokens_mean": round(chars / 4),
         "recall_memory_chars_mean": round(memory),
@@ -178,6 +197,9 @@ def markdown(record: dict[str, Any]) -> str:
         ("tool definitions (name, description, input_schema)",
          f"{s['definitions_chars']:,}", f"{s['definitions_tokens']:,}",
          f"≤ {DEFINITIONS_BUDGET:,} chars: {'yes' if s['within_definitions_budget'] else 'no'}"),
+        ("the same with the `code` tool (a store with code indexed)",
+         f"{(code := s['definitions_with_code_chars']):,}", f"{round(code / 4):,}",
+         "offered only then"),
         ("`recall` reply at limit 10", f"{s['recall_chars_mean']:,}",
          f"{s['recall_tokens_mean']:,}",
          f"memory text {s['recall_memory_share']:.0%} (aim ≥ {MEMORY_SHARE_AIM:.0%}: "

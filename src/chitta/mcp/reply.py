@@ -125,9 +125,56 @@ def compact_reconstruct(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     return out
 
 
+def _place(s: Reply, line: Any, repos: set[str]) -> str:
+    """``path:line``, the path under its repository's folder name when a reply spans
+    several repositories."""
+    path = s.get("path") or ""
+    if len(repos) > 1 and s.get("repo"):
+        path = f"{str(s['repo']).rstrip('/').rpartition('/')[2]}/{path}"
+    return f"{path}:{line}"
+
+
+def _symbol_row(s: Reply, repos: set[str]) -> list[Any]:
+    return [s.get("qualified"), _place(s, s.get("start_line"), repos), s.get("kind"),
+            s.get("signature") or ""]  # fmt: skip
+
+
+def compact_code(reply: Reply) -> Reply:
+    """A ``code`` tool reply (ops/code.py ``CODE``) in the compact shape: each symbol a row
+    ``[qualified, path:line, kind, signature]``; a walk's calls rows ``[qualified, the
+    call's path:line, depth]`` under their symbol; an outline its text. Ids, lanes, scores,
+    docstrings and commits stay in the verbose shape; counts appear only when not zero."""
+    op, out = reply.get("op"), {"ok": True}
+    if op == "outline":
+        return out | {"outline": reply.get("outline", "")}
+    symbols = reply.get("symbols")
+    if not isinstance(symbols, list):
+        return reply
+    if op in ("find", "search"):
+        repos = {s.get("repo") for s in symbols}
+        return out | {"symbols": [_symbol_row(s, repos) for s in symbols]}
+    key = "callers" if op == "callers" else "callees"
+    repos = {s["symbol"].get("repo") for s in symbols}
+    walks = []
+    for walk in symbols:
+        repo = walk["symbol"].get("repo")  # calls resolve within one repository
+        calls = [[e["symbol"].get("qualified"),
+                  _place({"path": e["call"].get("path"), "repo": repo}, e["call"].get("line"),
+                         repos), e.get("depth")] for e in walk.get(key, [])]  # fmt: skip
+        one: Reply = {"symbol": _symbol_row(walk["symbol"], repos), key: calls}
+        if walk.get("cut"):
+            one["cut"] = True
+        walks.append(one)
+    out["symbols"] = walks
+    for count in ("more_symbols", "pending_calls"):
+        if reply.get(count):
+            out[count] = reply[count]
+    return out
+
+
 def lean(tool: str, reply: Reply, *, realm: str, verbose: bool, now_ms: int) -> Reply:
-    """``tool``'s reply as the agent gets it (``verbose``: recall's and reconstruct's full
-    shape)."""
+    """``tool``'s reply as the agent gets it (``verbose``: recall's, reconstruct's and
+    code's full shape)."""
     if not reply.get("ok"):
         return {k: v for k, v in reply.items() if k != "rpc_code"}
     if verbose:
@@ -136,6 +183,8 @@ def lean(tool: str, reply: Reply, *, realm: str, verbose: bool, now_ms: int) -> 
         return compact_recall(reply, realm=realm, now_ms=now_ms)
     if tool == "reconstruct":
         return compact_reconstruct(reply, realm=realm, now_ms=now_ms)
+    if tool == "code":
+        return compact_code(reply)
     if tool == "remember" and not reply.get("spooled"):
         # A new memory needs only its id; the rest is said when it is news. (A spooled one
         # has no id yet: its reply says what will become of it, and is kept whole.)

@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as MCPTool
 
 from chitta import __version__, spool
+from chitta.code.offered import has_code
 from chitta.config import Settings
 from chitta.daemon import launch
 from chitta.daemon.client import DaemonClient, DaemonError, daemon_answers
@@ -129,9 +130,22 @@ _HINTS = {
 }  # fmt: skip
 
 
-def tools() -> list[Operation]:
-    """The operations offered as MCP tools: those with an MCP description."""
-    return [op for op in OPERATIONS.values() if op.mcp]
+#: The tool offered only to a store with code indexed (code/offered.py, CHITTA_MCP_CODE).
+CODE_TOOL = "code"
+
+
+def tools(*, code: bool = True) -> list[Operation]:
+    """The operations offered as MCP tools: those with an MCP description (``code=False``:
+    all but the code tool)."""
+    return [op for op in OPERATIONS.values() if op.mcp and (code or op.name != CODE_TOOL)]
+
+
+def code_offered(settings: Settings) -> bool:
+    """Whether the code tool is offered: CHITTA_MCP_CODE ``on``, or ``auto`` (the default)
+    and the store has code indexed."""
+    if settings.mcp_code != "auto":
+        return settings.mcp_code == "on"
+    return has_code(settings.spool_path)
 
 
 def tool_of(op: Operation) -> MCPTool:
@@ -160,8 +174,14 @@ class ChittaMCP(MCPServer):
         super().__init__(name="chitta", version=__version__,
                          instructions=instructions(self.realm))  # fmt: skip
         self.forwarder = forwarder
-        self.offered = {op.name: op for op in tools()}
         self._roots_asked = False
+
+    @property
+    def offered(self) -> dict[str, Operation]:
+        """The tools offered now: the code tool joins once code is indexed (a file's
+        existence, read per listing: the daemon notes it, code/offered.py)."""
+        code = code_offered(self.forwarder.settings)
+        return {op.name: op for op in tools(code=code)}
 
     async def list_tools(self) -> list[MCPTool]:
         return [tool_of(op) for op in self.offered.values()]

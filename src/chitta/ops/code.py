@@ -1,20 +1,23 @@
 """Operations on code intelligence (code/): index a repository, find a symbol, walk its
 callers and callees over the resolved call graph (store/code.py).
 
-Not MCP tools yet: the tool list Claude Code is sent has a budget (docs/mcp.md, "What the
-tools cost") that the existing tools nearly fill; which code tools an agent gets is decided
-with the ``code`` lane.
+MCP offers them as one tool, ``code`` (:data:`CODE`), whose ``op`` picks find, callers,
+callees, search or outline: the tool list Claude Code is sent with every request has a budget
+(docs/mcp.md), which five tools of their own would not fit. Indexing stays with the CLI and
+the post-edit hook (a user's setup, and a write).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.code.model import SYMBOL_KINDS
-from chitta.errors import SymbolNotFound
+from chitta.code.offered import mark
+from chitta.errors import BadArgument, SymbolNotFound
 from chitta.ops.common import REALM, file_path
 from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.scope import DEFAULT_REALM
@@ -63,6 +66,8 @@ def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
         if bare:
             embed(list(code.symbols_by_id(bare).values()))
     out = report.as_dict() | {"unembedded": len(code.unembedded(realm, report.repo, model))}
+    if report.indexed or report.unchanged:  # code is indexed: MCP offers its tool (offered.py)
+        mark(chitta.spool_file)
     if resolver.last is not None:  # the edges changed: keep the realm's triplets in step
         at = int(time.time() * 1000)
         out["triplets"] = store_edges(chitta.store, realm, report.repo, resolver.last,
@@ -351,5 +356,60 @@ CODE_OUTLINE = Operation(
     "(or from central ones) comes first. One line a file: path: Name(params); Other(...).",
 )
 
+
+# --- the MCP tool ``code``: the read operations behind one ``op`` --------------------------
+
+#: Each ``op`` of the ``code`` tool: the operation it runs, the parameter ``q`` fills, and
+#: the limit it asks for (an agent's context is precious: fewer rows than the CLI's).
+CODE_OPS: dict[str, tuple[Operation, str | None, dict[str, int]]] = {
+    "find": (FIND_SYMBOL, "name", {"limit": 10}),
+    "callers": (SYMBOL_CALLERS, "symbol", {"limit": 20}),
+    "callees": (SYMBOL_CALLEES, "symbol", {"limit": 20}),
+    "search": (SEARCH_SYMBOLS, "query", {"limit": 10}),
+    "outline": (CODE_OUTLINE, None, {}),
+}
+
+
+def _code(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    """Run the operation ``op`` names with ``q`` in its place, checked by its description."""
+    op, slot, asks = CODE_OPS[p["op"]]
+    params: dict[str, Any] = {"realm": p.get("realm"), **asks}
+    if slot is not None:
+        if not p.get("q"):
+            raise BadArgument(
+                f"code {p['op']} needs q: "
+                + ("a symbol's name" if p["op"] != "search" else "search words")
+            )
+        params[slot] = p["q"]
+    if p.get("depth") is not None and "depth" in op.by_name:
+        params["depth"] = p["depth"]
+    reply = op.call(chitta, params, ctx)
+    reply.pop("ok")
+    return {"op": p["op"], **reply}
+
+
+CODE = Operation(
+    "code",
+    "The indexed code's read operations behind one OP (the MCP tool code): find, callers, "
+    "callees, search, outline.",
+    (
+        Param(
+            "op",
+            "text",
+            "Which read to run.",
+            required=True,
+            positional=True,
+            choices=tuple(CODE_OPS),
+        ),
+        Param("q", "text", "Name (Class.method) or search words.", max_length=MAX_QUERY_CHARS),
+        replace(DEPTH, mcp=False),
+        REALM,
+    ),  # fmt: skip
+    _code,
+    mcp="Indexed code: find a symbol by name, its callers or callees, search by purpose, "
+    "outline. Rows [qualified, path:line, kind, signature]; calls [qualified, path:line, "
+    "depth].",
+)
+
 OPERATIONS = (CODE_INDEX, CODE_REINDEX, FIND_SYMBOL, SYMBOL_CALLERS, SYMBOL_CALLEES,
-              SEARCH_SYMBOLS, CODE_OUTLINE)  # fmt: skip
+              SEARCH_SYMBOLS, CODE_OUTLINE, CODE)  # fmt: skip
