@@ -193,11 +193,16 @@ def embed_symbols(
 ) -> int:
     """Embed ``symbols`` (their name, signature and docstring) in batches and store their
     vectors under ``model``; how many."""
+    texts = [embed_text(s) for s in symbols]
+    # Slices of like lengths: the embedder pads each batch to its longest text, so a slice
+    # mixing one-line signatures with long docstrings makes every text cost the longest.
+    order = sorted(range(len(symbols)), key=lambda i: len(texts[i]))
     done = 0
-    for start in range(0, len(symbols), EMBED_BATCH):
-        batch = symbols[start : start + EMBED_BATCH]
-        vectors = embed([embed_text(s) for s in batch])
-        done += code.set_vectors(model, list(zip(batch, vectors, strict=True)))
+    for start in range(0, len(order), EMBED_BATCH):
+        batch = order[start : start + EMBED_BATCH]
+        vectors = embed([texts[i] for i in batch])
+        done += code.set_vectors(model, [(symbols[i], v) for i, v in
+                                         zip(batch, vectors, strict=True)])  # fmt: skip
         if progress is not None:
             progress(done, len(symbols))
     return done
