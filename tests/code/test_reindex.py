@@ -5,13 +5,20 @@ against the store."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from chitta.code.answers import resolve_answers
-from chitta.code.index import index_path
-from chitta.code.reindex import ExtractCache, changed_names, index_files, reindex_paths
+from chitta.code.index import git_commit, index_path
+from chitta.code.reindex import (
+    ExtractCache,
+    changed_names,
+    head_commit,
+    index_files,
+    reindex_paths,
+)
 from chitta.code.resolve.index import Index
 from chitta.errors import NotAFolder
 from chitta.store.code import PENDING, RESOLVED, UNRESOLVED
@@ -222,3 +229,23 @@ def test_re_indexed_edits_answer_as_a_whole_index_from_scratch(
         assert tables(held.index) == tables(Index(list(held.extracts.values()))), n
         cache.hold(code, "work", report.repo, held)
     assert cache.loads == 1
+
+
+def test_heads_commit_is_asked_again_when_a_commit_or_a_checkout_moves_it(
+    repo: Path, write_files
+) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    assert head_commit(repo) == git_commit(repo) == git("rev-parse", "HEAD")
+    write_files(repo, {"app/new.py": "x = 1\n"})
+    git("add", "-A")
+    git("commit", "-qm", "second")
+    assert head_commit(repo) == git("rev-parse", "HEAD")
+    git("checkout", "-q", "-b", "side", "HEAD~1")
+    assert head_commit(repo) == git("rev-parse", "HEAD")
+    git("pack-refs", "--all")
+    git("checkout", "-q", "--detach", "side")
+    assert head_commit(repo) == git("rev-parse", "HEAD")
