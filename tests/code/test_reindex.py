@@ -5,13 +5,21 @@ against the store."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from chitta.code.answers import resolve_answers
-from chitta.code.index import index_path
-from chitta.code.reindex import ExtractCache, changed_names, index_files, reindex_paths
+from chitta.code.index import git_commit, index_path
+from chitta.code.reindex import (
+    ExtractCache,
+    changed_names,
+    head_commit,
+    index_files,
+    reindex_paths,
+)
+from chitta.code.resolve.index import Index
 from chitta.errors import NotAFolder
 from chitta.store.code import PENDING, RESOLVED, UNRESOLVED
 
@@ -41,8 +49,20 @@ def indexed(store, repo: Path, python_extractor):
 def reindex(store, repo: Path, paths, python_extractor, cache=None, **kw):
     extract, language_for = python_extractor
     return index_files(store, "work", repo, [str(repo / p) for p in paths], extract=extract,
-                       language_for=language_for, resolve=resolve_answers,
+                       language_for=language_for, resolve=True,
                        cache=cache or ExtractCache(), **kw)  # fmt: skip
+
+
+def tables(ix: Index) -> dict:
+    """An index's lookup tables as plain values, empty entries dropped."""
+
+    def plain(x):
+        if isinstance(x, dict):
+            kept = {k: plain(v) for k, v in x.items()}
+            return {k: v for k, v in kept.items() if v not in ({}, [])}
+        return list(x) if isinstance(x, list) else x
+
+    return {name: plain(v) for name, v in vars(ix).items()} if hasattr(ix, "__dict__") else {}
 
 
 def states(store, name: str) -> dict[str, str]:
@@ -155,3 +175,77 @@ def test_changed_names_are_definitions_and_imports_that_came_or_went(python_extr
 def test_a_root_that_is_not_a_folder_is_refused(store, repo: Path) -> None:
     with pytest.raises(NotAFolder):
         index_files(store, "work", repo / "app/util.py", ["app/util.py"])
+
+
+def answers_of(store) -> dict[tuple, tuple]:
+    """Each stored callsite's answer by where it is written: its state and the qualified
+    names of its target or candidates."""
+    code = store.code()
+    calls = code.callsites("work")
+    ids = [i for c in calls for i in (c.target_id, *c.candidates) if i]
+    names = {i: s.symbol.qualified for i, s in code.symbols_by_id(ids).items()}
+    return {(c.callsite.path, c.callsite.line, c.callsite.caller, c.callsite.name):
+            (c.state, names.get(c.target_id), sorted(names[i] for i in c.candidates))
+            for c in calls}  # fmt: skip
+
+
+EDITS: list[dict[str, str | None]] = [
+    {"app/other.py": "def other():\n    return helper(2)\n\n\ndef fresh():\n    pass\n"},
+    {"app/util.py": "def renamed(n):\n    return n\n"},  # helper gone: its callers open
+    {"app/main.py": "from app.util import renamed\nfrom app.other import fresh\n\n\n"
+                    "def run():\n    return renamed(1) + later() + fresh()\n"},  # imports
+    {"app/later.py": "def later():\n    return 0\n\n\nclass Box:\n    def put(self):\n"
+                     "        return self.get()\n\n    def get(self):\n        return 1\n"},
+    {"app/other.py": None},  # removed
+    {"app/util.py": "def helper(n):\n    return n\n\n\ndef renamed(n):\n    return helper(n)\n"},
+    {"app/main.py": "from app.util import helper\nfrom app.later import later, Box\n\n\n"
+                    "def run():\n    return helper(1) + later() + Box().put() + fresh()\n"},
+]  # fmt: skip
+
+
+def test_re_indexed_edits_answer_as_a_whole_index_from_scratch(
+    indexed, repo: Path, python_extractor, write_files, fresh_stores
+) -> None:
+    """After each edit (a function added, one renamed, imports changed, a file added, one
+    removed) the calls stored are what a whole index of the same files from scratch stores,
+    the held index is one built afresh, and the counts reported are the store's."""
+    cache = ExtractCache()
+    extract, language_for = python_extractor
+    for n, edit in enumerate(EDITS):
+        for rel, text in edit.items():
+            if text is None:
+                (repo / rel).unlink()
+            else:
+                write_files(repo, {rel: text})
+        report = reindex(indexed, repo, list(edit), python_extractor, cache=cache)
+        with fresh_stores() as scratch:
+            index_path(scratch, "work", repo, extract=extract, language_for=language_for,
+                       resolve=resolve_answers)  # fmt: skip
+            assert answers_of(indexed) == answers_of(scratch), n
+        code = indexed.code()
+        assert report.resolution == code.resolution_counts("work", report.repo), n
+        held = cache.get(code, "work", report.repo, code.files("work", report.repo))
+        assert held.index is not None
+        assert tables(held.index) == tables(Index(list(held.extracts.values()))), n
+        cache.hold(code, "work", report.repo, held)
+    assert cache.loads == 1
+
+
+def test_heads_commit_is_asked_again_when_a_commit_or_a_checkout_moves_it(
+    repo: Path, write_files
+) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    assert head_commit(repo) == git_commit(repo) == git("rev-parse", "HEAD")
+    write_files(repo, {"app/new.py": "x = 1\n"})
+    git("add", "-A")
+    git("commit", "-qm", "second")
+    assert head_commit(repo) == git("rev-parse", "HEAD")
+    git("checkout", "-q", "-b", "side", "HEAD~1")
+    assert head_commit(repo) == git("rev-parse", "HEAD")
+    git("pack-refs", "--all")
+    git("checkout", "-q", "--detach", "side")
+    assert head_commit(repo) == git("rev-parse", "HEAD")

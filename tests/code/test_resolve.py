@@ -4,14 +4,15 @@ extractor's records (the resolver's real input), and the invariants of the pure 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chitta.code.model import Base, Callsite, FileExtract, Import, Symbol
-from chitta.code.resolve import Resolution, resolve
+from chitta.code.resolve import Resolution, resolve, resolve_index
+from chitta.code.resolve.index import Index
 from chitta.code.resolve.names import (
     js_candidates,
     python_module,
@@ -877,3 +878,79 @@ def test_resolving_some_files_against_all_gives_their_part_of_the_whole():
     assert part.edges == tuple(e for e in whole.edges if e.path in some)
     assert part.open == tuple(o for o in whole.open if o.callsite.path in some)
     assert part.calls
+
+
+# -- the index kept current file by file (Index.update) -----------------------------------------
+
+TABLES = ("files", "paths", "at", "qualified", "children", "top", "root", "methods", "modules",
+          "keys", "by_dir", "top_by_name", "bases", "packages")  # fmt: skip
+
+
+def tables(ix: Index) -> dict:
+    """Every lookup table of an index as plain values (empty entries dropped, as lookups
+    read them: ``get`` finds nothing either way)."""
+
+    def plain(x):
+        if isinstance(x, dict):
+            kept = {k: plain(v) for k, v in x.items()}
+            return {k: v for k, v in kept.items() if v not in ({}, [])}
+        return list(x) if isinstance(x, list) else x
+
+    return {name: plain(getattr(ix, name)) for name in TABLES}
+
+
+def updated(before: list[FileExtract], put: list[FileExtract], removed: list[str]) -> Index:
+    ix = Index(before)
+    ix.update(put, removed)
+    return ix
+
+
+def fresh(before: list[FileExtract], put: list[FileExtract], removed: list[str]) -> Index:
+    files = {ex.path: ex for ex in before if ex.path not in removed} | {ex.path: ex for ex in put}
+    return Index(list(files.values()))
+
+
+def test_an_updated_index_is_the_index_built_afresh_for_each_file_gone_and_back():
+    extracts = everything()
+    for ex in extracts:
+        others = [e for e in extracts if e.path != ex.path]
+        gone = updated(extracts, [], [ex.path])
+        assert tables(gone) == tables(Index(others)), ex.path
+        gone.update([ex])
+        assert tables(gone) == tables(Index(extracts)), ex.path
+        assert resolve_index(gone) == resolve(extracts)
+
+
+def test_an_init_py_that_comes_renames_its_package_and_the_index_follows():
+    # By path the module is code.shop.cart; inside the package shop, shop.cart as well.
+    pkg = F("code/shop/cart.py", "python").sym("total").build()
+    init = F("code/shop/__init__.py", "python").build()
+    ix = updated([pkg], [init], [])
+    assert tables(ix) == tables(Index([pkg, init]))
+    assert ix.keys["code/shop/cart.py"] == ["code.shop.cart", "shop.cart"]
+    ix.update([], ["code/shop/__init__.py"])
+    assert tables(ix) == tables(Index([pkg]))
+
+
+@st.composite
+def edits(draw) -> tuple[list[FileExtract], list[FileExtract], list[str]]:
+    """A program, and an edit of it: some files replaced by others of the same path (or new
+    ones), some removed."""
+    before, after = draw(programs()), draw(programs())
+    language = before[0].language  # the edit's files in the program's language
+    after = [replace(ex, language=language,
+                     symbols=tuple(replace(s, language=language) for s in ex.symbols))
+             for ex in after]  # fmt: skip
+    put = [ex for ex in after if draw(st.booleans())]
+    removed = [ex.path for ex in before if draw(st.booleans()) and ex.path not in
+               {p.path for p in put}]  # fmt: skip
+    return before, put, removed
+
+
+@settings(max_examples=120, deadline=None)
+@given(edits())
+def test_an_updated_index_answers_as_one_built_afresh(edit):
+    before, put, removed = edit
+    ix, new = updated(before, put, removed), fresh(before, put, removed)
+    assert tables(ix) == tables(new)
+    assert resolve_index(ix) == resolve_index(new)

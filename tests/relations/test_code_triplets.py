@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from chitta.api import Chitta
+from chitta.code.reindex import CACHE
+from chitta.code.resolve import resolve
+from chitta.code.resolve.triplets import edges_as_triplets
 from chitta.ops import OPERATIONS
 
 pytest.importorskip("tree_sitter_python", reason="needs the chitta[code] extra")
@@ -115,3 +118,49 @@ def test_the_graph_lane_follows_a_call_to_memories_of_the_callee(
                            ablate=("sem", "hdc", "ep"), record=False)  # fmt: skip
     lanes = {h.memory.id: set(h.lanes) for h in result.hits}
     assert lanes.get(callee) == {"graph"}
+
+
+def _reindex(chitta: Chitta, *paths: Path) -> dict:
+    reply = OPERATIONS["code_reindex"].call(chitta, {"paths": [str(p) for p in paths],
+                                                     "realm": "work"})  # fmt: skip
+    (repo,) = reply["repos"]
+    return repo
+
+
+def _whole(chitta: Chitta, root: Path) -> set[tuple[str, str, str]]:
+    """The triplets a whole resolution of the stored files makes (what code_index keeps)."""
+    extracts = chitta.store.code().extracts("work", root.resolve().as_posix())
+    return {(t.subject, t.predicate, t.object)
+            for t in edges_as_triplets(resolve(extracts), "work", now=1)}  # fmt: skip
+
+
+@pytest.mark.parametrize("cold", [False, True], ids=["held", "after_a_start"])
+def test_a_one_file_re_index_keeps_the_triplets_in_step(
+    chitta: Chitta, tmp_path: Path, cold: bool
+) -> None:
+    root = _write(tmp_path / "repo", SHOP)
+    _index(chitta, root)
+    cart = root / "shop/cart.py"
+    if cold:  # the daemon started again: nothing held, the extracts read from the store
+        CACHE.clear()
+    # vat no longer calls tax, and calls price: one triplet invalidated, one added.
+    cart.write_text(SHOP["shop/cart.py"].replace("return tax(total(items))",
+                                                 "return total(items) + price(1)"))  # fmt: skip
+    edited = _reindex(chitta, cart)
+    assert edited["triplets"]["added"] == 1 and edited["triplets"]["invalidated"] == 1
+    assert ("shop.cart.vat", "calls", "shop.prices.tax") in _edges(chitta, current=False)
+    assert _edges(chitta) == _whole(chitta, root)
+    # A new function elsewhere: its edges added, the rest kept; nothing twice.
+    prices = root / "shop/prices.py"
+    prices.write_text(SHOP["shop/prices.py"] + "\n\ndef rebate(n):\n    return price(n)\n")
+    again = _reindex(chitta, prices)
+    assert again["triplets"] == {"added": 2, "kept": again["triplets"]["kept"], "invalidated": 0}
+    assert _edges(chitta) == _whole(chitta, root)
+    ids = [t.id for t in chitta.store.triplets("work") if t.invalidated_at is None]
+    assert len(ids) == len(set(_edges(chitta)))
+    # A file removed: its edges go, and the calls to it are open now.
+    cart.unlink()
+    gone = _reindex(chitta, cart)
+    assert gone["removed"] == 1 and gone["triplets"]["invalidated"] >= 3
+    assert not {e for e in _edges(chitta) if e[0].startswith("shop.cart")}
+    assert _edges(chitta) == _whole(chitta, root)

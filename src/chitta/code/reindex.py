@@ -27,7 +27,10 @@ Resolution needs every file of the repository (the resolver's :class:`~chitta.co
 index.Index`); reading them all from the store is what a one-file re-index would spend most
 of its time on (0.2–0.3 s for 80,000 lines), so the daemon keeps each repository's extracts
 in memory (:class:`ExtractCache`), checked against the stored content hashes before each
-use: a write by another process is seen, and the cache is read again whole.
+use: a write by another process is seen, and the cache is read again whole. With them it
+keeps the resolver's index, updated for the changed files rather than built again, and each
+file's edges as triplets (code/edges.py's pieces), so that the triplets follow the edges of
+the files resolved again (:func:`~chitta.code.edges.sync_file_edges`).
 """
 
 from __future__ import annotations
@@ -37,11 +40,13 @@ import subprocess
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from chitta.code.answers import answers
+from chitta.code.edges import Pieces, edge_pieces, sync_file_edges
 from chitta.code.ignore import Ignore
 from chitta.code.index import (
     HEAD_BYTES,
@@ -56,18 +61,18 @@ from chitta.code.index import (
     skip_by_name,
 )
 from chitta.code.model import FileExtract, Symbol
+from chitta.code.resolve import resolve_index
+from chitta.code.resolve.index import Index
 from chitta.errors import NotAFolder, PathNotFound
 from chitta.store.base import Store
-from chitta.store.code import PENDING, CodeTables, Resolution, callsite_key
+from chitta.store.code import PENDING, CodeTables, callsite_key
 
 #: Repositories whose extracts one process keeps (the least recently used goes first).
 CACHED_REPOS = 8
 #: The most files one re-index takes (an edit touches one; a checkout is a whole index).
 MAX_FILES = 256
-
-#: ``resolve(extracts, paths)``: the resolver's answers for the callsites written in
-#: ``paths``, resolved against every extract (chitta.code.answers.resolve_answers).
-ResolveIn = Callable[[Sequence[FileExtract], Collection[str]], Sequence[Resolution]]
+#: What a re-index reports of the triplets when it resolved nothing.
+NO_TRIPLETS = {"added": 0, "kept": 0, "invalidated": 0}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,42 +94,63 @@ class ReindexReport:
     marked_pending: int  # callsites elsewhere set back to pending by them
     resolved: int  # callsites resolved now (0 when nothing changed or no resolver)
     resolution: dict[str, int] = field(default_factory=dict)  # the repo's callsites by state
+    triplets: dict[str, int] = field(default_factory=lambda: dict(NO_TRIPLETS))
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
+@dataclass(slots=True)
+class Held:
+    """What one process keeps of a repository between re-indexes: its extracts by path, the
+    resolver's index over them (None until a resolution needs it) and each file's edges as
+    triplets (a file not in ``edges`` has not been resolved since they were read)."""
+
+    extracts: dict[str, FileExtract]
+    index: Index | None = None
+    edges: dict[str, Pieces] = field(default_factory=dict)
+    #: The files that may have pending callsites; None: not known (every file may).
+    pending: set[str] | None = None
+    #: The repository's callsites by state, as the store counts them; None: not counted.
+    counts: dict[str, int] | None = None
+
+
 class ExtractCache:
-    """Each repository's extracts by path, kept between re-indexes in one process (the
+    """Each repository's :class:`Held` state, kept between re-indexes in one process (the
     daemon's), checked against the store's content hashes on every use."""
 
     def __init__(self, repos: int = CACHED_REPOS) -> None:
         self._repos = repos
-        self._held: OrderedDict[tuple[int, str, str], dict[str, FileExtract]] = OrderedDict()
+        self._held: OrderedDict[tuple[int, str, str], Held] = OrderedDict()
         self._lock = threading.Lock()
         self.loads = 0  # whole reads from the store (a figure for tests and the benchmark)
 
-    def get(self, tables: CodeTables, realm: str, repo: str,
-            stored: dict[str, str]) -> dict[str, FileExtract]:  # fmt: skip
-        """The repository's extracts (a copy to change), read from the store when the held
-        ones are not exactly what ``stored`` (path → content hash) says."""
+    def get(self, tables: CodeTables, realm: str, repo: str, stored: dict[str, str]) -> Held:
+        """The repository's state, taken out of the cache (the caller changes it and puts it
+        back; a re-index running meanwhile reads its own), read from the store when the held
+        extracts are not exactly what ``stored`` (path → content hash) says."""
         key = (id(tables), realm, repo)
         with self._lock:
-            held = self._held.get(key)
-            if held is not None and {p: e.content_hash for p, e in held.items()} == stored:
-                self._held.move_to_end(key)
-                return dict(held)
+            held = self._held.pop(key, None)
+        if held is not None and {p: e.content_hash for p, e in held.extracts.items()} == stored:
+            return held
         loaded = {e.path: e for e in tables.extracts(realm, repo)}
         self.loads += 1
-        return loaded
+        return Held(loaded)
 
-    def put(self, tables: CodeTables, realm: str, repo: str,
-            extracts: dict[str, FileExtract]) -> None:  # fmt: skip
-        """Hold ``extracts`` as the repository's, as now stored."""
+    def put(self, tables: CodeTables, realm: str, repo: str, extracts: dict[str, FileExtract],
+            *, index: Index | None = None,
+            edges: dict[str, Pieces] | None = None) -> None:  # fmt: skip
+        """Hold ``extracts`` as the repository's, as now stored, with the resolver's index
+        over exactly them and the files' edges where known."""
+        self.hold(tables, realm, repo, Held(dict(extracts), index, dict(edges or {})))
+
+    def hold(self, tables: CodeTables, realm: str, repo: str, held: Held) -> None:
+        """Keep ``held`` as the repository's state (as :meth:`put`)."""
         key = (id(tables), realm, repo)
         with self._lock:
-            self._held[key] = dict(extracts)
+            self._held[key] = held
             self._held.move_to_end(key)
             while len(self._held) > self._repos:
                 self._held.popitem(last=False)
@@ -136,6 +162,56 @@ class ExtractCache:
 
 #: The process's cache (the daemon's: it serves one store).
 CACHE = ExtractCache()
+
+
+_HEADS: dict[str, tuple[tuple, str | None]] = {}
+_HEADS_LOCK = threading.Lock()
+
+
+def head_commit(root: Path) -> str | None:
+    """:func:`~chitta.code.index.git_commit` of ``root``, asked of git again only when the
+    files it reads HEAD from changed (``.git/HEAD``, the branch's loose ref, packed-refs):
+    a subprocess is a large part of a one-file re-index."""
+    key = root.as_posix()
+    sign = _head_files(root)
+    if sign is not None:
+        with _HEADS_LOCK:
+            held = _HEADS.get(key)
+        if held is not None and held[0] == sign:
+            return held[1]
+    commit = git_commit(root)
+    if sign is not None and sign == _head_files(root):  # no commit in between
+        with _HEADS_LOCK:
+            _HEADS[key] = (sign, commit)
+    return commit
+
+
+def _head_files(root: Path) -> tuple | None:
+    """What ``HEAD``'s commit is read from, as each file's identity and change time; None
+    where it is not told by these files (no ``.git`` folder: a worktree's or submodule's
+    ``.git`` file, no git; the reftable format)."""
+    git = root / ".git"
+    if (git / "reftable").exists():  # refs in tables of their own: ask git each time
+        return None
+    try:
+        head = (git / "HEAD").read_bytes()
+        sign = [_stat(git / "HEAD"), _stat(git / "packed-refs")]
+    except OSError:
+        return None
+    if head.startswith(b"ref: "):
+        ref = head[5:].strip().decode("utf-8", "replace")
+        if ref.startswith("/") or ".." in ref.split("/"):
+            return None
+        sign.append(_stat(git / ref))
+    return (head, *sign)
+
+
+def _stat(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def git_ignored(root: Path, rel: str) -> bool | None:
@@ -252,15 +328,16 @@ def index_files(
     *,
     extract: Extract | None = None,
     language_for: LanguageFor | None = None,
-    resolve: ResolveIn | None = None,
+    resolve: bool = False,
     embed: Embed | None = None,
     cache: ExtractCache | None = None,
     now: Callable[[], int] = lambda: int(time.time() * 1000),
 ) -> ReindexReport:
     """Re-index the files ``paths`` (absolute, or relative to ``root``) of the repository or
     folder ``root`` in ``realm`` (see the module docstring). A path outside ``root`` is
-    counted as skipped (``outside``). ``resolve`` answers the callsites to resolve again;
-    without it they stay ``pending``. ``cache`` defaults to the process's :data:`CACHE`."""
+    counted as skipped (``outside``). With ``resolve`` the callsites to resolve again are
+    resolved, and the triplets of the edges they and the files make kept in step; without,
+    they stay ``pending``. ``cache`` defaults to the process's :data:`CACHE`."""
     started = time.monotonic()
     folder = Path(root).expanduser()
     if not folder.is_dir():
@@ -284,28 +361,13 @@ def index_files(
     step = _examine(folder, rels, stored, extract, language_for)
     if outside:
         step.skipped["outside"] = outside
-    commit = git_commit(folder) if step.indexed else None
-    names: set[str] = set()
-    marked = resolved = 0
-    if step.indexed or step.removed:
-        extracts = cache.get(tables, realm, repo, stored)
-        for ex in step.indexed:
-            names |= changed_names(extracts.get(ex.path), ex)
-            extracts[ex.path] = ex
-        for rel in step.removed:
-            names |= changed_names(extracts.pop(rel, None), None)
-        ids = tables.replace_files(realm, repo, step.indexed, commit, now()) if step.indexed else []
-        tables.remove_files(realm, repo, step.removed)
-        marked = tables.mark_pending(realm, repo, sorted(names))
-        cache.put(tables, realm, repo, extracts)
-        if embed is not None and ids:
-            embed(list(tables.symbols_by_id([i for file_ids in ids for i in file_ids]).values()))
-        if resolve is not None:
-            resolved = _resolve_pending(tables, realm, repo, list(extracts.values()), resolve)
-    elif resolve is not None and tables.resolution_counts(realm, repo)[PENDING]:
-        extracts = cache.get(tables, realm, repo, stored)
-        cache.put(tables, realm, repo, extracts)
-        resolved = _resolve_pending(tables, realm, repo, list(extracts.values()), resolve)
+    commit = head_commit(folder) if step.indexed else None
+    done = _Done()
+    if step.indexed or step.removed or (resolve and tables.resolution_counts(realm, repo)[PENDING]):
+        held = cache.get(tables, realm, repo, stored)
+        done = _write_and_resolve(store, realm, repo, held, step, commit, now, resolve, embed)
+        cache.hold(tables, realm, repo, held)
+    names = done.names
     return ReindexReport(
         realm=realm, repo=repo, commit=commit, files=len(paths), indexed=len(step.indexed),
         unchanged=step.unchanged, removed=len(step.removed),
@@ -313,24 +375,128 @@ def index_files(
         symbols=sum(len(e.symbols) for e in step.indexed),
         callsites=sum(len(e.callsites) for e in step.indexed),
         parse_errors=sum(e.parse_errors for e in step.indexed), changed_names=len(names),
-        marked_pending=marked, resolved=resolved,
-        resolution=tables.resolution_counts(realm, repo),
+        marked_pending=done.marked, resolved=done.resolved,
+        resolution=done.counts if done.counts is not None else
+        tables.resolution_counts(realm, repo), triplets=done.triplets,
         seconds=round(time.monotonic() - started, 4),
     )  # fmt: skip
 
 
-def _resolve_pending(tables: CodeTables, realm: str, repo: str,
-                     extracts: Sequence[FileExtract], resolve: ResolveIn) -> int:  # fmt: skip
-    """Resolve the repository's pending callsites (only those files' calls are looked at);
-    how many answers were recorded."""
-    pending = tables.callsites(realm, repo, states=(PENDING,))
-    if not pending:
-        return 0
+@dataclass(slots=True)
+class _Done:
+    names: set[str] = field(default_factory=set)  # the changed names
+    marked: int = 0
+    resolved: int = 0
+    triplets: dict[str, int] = field(default_factory=lambda: dict(NO_TRIPLETS))
+    counts: dict[str, int] | None = None
+
+
+def _write_and_resolve(store: Store, realm: str, repo: str, held: Held, step: _Step,
+                       commit: str | None, now: Callable[[], int], resolve: bool,
+                       embed: Embed | None) -> _Done:  # fmt: skip
+    """Store what ``step`` found, set the calls of its changed names back to pending,
+    resolve (with ``resolve``) and bring ``held`` up to date with it all."""
+    tables, done = store.code(), _Done()
+    if not (step.indexed or step.removed):  # calls left pending by an earlier run: find all
+        held.pending = None
+    index = held.index
+    if resolve and index is None:  # over the files as they were: their old edges
+        index = held.index = Index(list(held.extracts.values()))
+    for ex in step.indexed:
+        done.names |= changed_names(held.extracts.get(ex.path), ex)
+    for rel in step.removed:
+        done.names |= changed_names(held.extracts.get(rel), None)
+    written = {ex.path for ex in step.indexed} | set(step.removed)
+    calling = _calling(held, done.names, written)
+    # The files whose callsites change, counted before and after (not the whole repository).
+    changing = None if held.pending is None else sorted(written | set(calling) | held.pending)
+    was = None if changing is None else tables.resolution_counts(realm, repo, changing)
+    ids = tables.replace_files(realm, repo, step.indexed, commit, now()) if step.indexed else []
+    tables.remove_files(realm, repo, step.removed)
+    done.marked = tables.mark_pending(realm, repo, sorted(done.names), calling)
+    if held.pending is not None:
+        held.pending |= {ex.path for ex in step.indexed} | set(calling)
+    if embed is not None and ids:
+        embed(list(tables.symbols_by_id([i for file_ids in ids for i in file_ids]).values()))
+    if index is not None and resolve:
+        done.resolved, done.triplets = _resolve_pending(store, realm, repo, held, index, step,
+                                                        now())  # fmt: skip
+    else:  # not updated here: the next resolution builds it, and looks for every pending
+        held.index, held.pending = None, None
+    for ex in step.indexed:
+        held.extracts[ex.path] = ex
+    for rel in step.removed:
+        held.extracts.pop(rel, None)
+        held.edges.pop(rel, None)
+    held.counts = _counts_now(tables, realm, repo, held.counts, changing, was)
+    done.counts = dict(held.counts)
+    return done
+
+
+def _resolve_pending(store: Store, realm: str, repo: str, held: Held, index: Index,
+                     step: _Step, at: int) -> tuple[int, dict[str, int]]:  # fmt: skip
+    """Resolve the repository's pending callsites (only those files' calls are looked at)
+    over ``index`` (``held``'s, over the files before ``step``: updated here for the files it
+    changed) and keep the triplets of those files' edges in step; how many answers were
+    recorded, and the triplets' sync."""
+    tables = store.code()
+    where = None if held.pending is None else sorted(held.pending)
+    pending = tables.callsites(realm, repo, states=(PENDING,), paths=where)
+    paths = sorted({c.callsite.path for c in pending} | {ex.path for ex in step.indexed})
+    touched = sorted({*paths, *step.removed})
+    unknown = [p for p in touched if p not in held.edges and p in index.files]
+    before = {p: held.edges.get(p, {}) for p in touched}
+    if unknown:  # never resolved since the extracts were read: their edges as they were
+        old = edge_pieces(resolve_index(index, unknown))
+        before |= {p: old.get(p, {}) for p in unknown}
+    index.update(step.indexed, step.removed)
+    resolution = resolve_index(index, paths)
     keys = {callsite_key(realm, repo, c.callsite) for c in pending}
-    paths = {c.callsite.path for c in pending}
-    answers = [a for a in resolve(extracts, paths)
-               if callsite_key(realm, repo, a.callsite) in keys]  # fmt: skip
-    return tables.set_resolutions(realm, repo, answers)
+    recorded = tables.set_resolutions(realm, repo, [a for a in answers(index, resolution)
+                                                    if callsite_key(realm, repo, a.callsite)
+                                                    in keys])  # fmt: skip
+    new = edge_pieces(resolution)
+    after = {p: new.get(p, {}) for p in paths} | {p: {} for p in step.removed}
+    sync = sync_file_edges(store, realm, repo, before, after,
+                           _elsewhere(held, index, set(touched)), now=at)  # fmt: skip
+    held.edges |= {p: after[p] for p in paths}
+    held.pending = set()  # every pending callsite has its answer now
+    return recorded, sync.as_dict()
+
+
+def _counts_now(tables: CodeTables, realm: str, repo: str, held: dict[str, int] | None,
+                changing: Sequence[str] | None,
+                was: dict[str, int] | None) -> dict[str, int]:  # fmt: skip
+    """The repository's callsites by state: the held counts with the files ``changing``
+    counted again (they were ``was``), or, when any is not known, all counted."""
+    if held is None or changing is None or was is None:
+        return tables.resolution_counts(realm, repo)
+    now = tables.resolution_counts(realm, repo, changing)
+    return {s: held.get(s, 0) - was.get(s, 0) + now.get(s, 0)
+            for s in dict.fromkeys([*held, *was, *now])}  # fmt: skip
+
+
+def _calling(held: Held, names: set[str], written: set[str]) -> list[str]:
+    """The files, other than ``written``, with a callsite of one of ``names`` (as the held
+    extracts, which are what the store holds, say)."""
+    if not names:
+        return []
+    return sorted(p for p, ex in held.extracts.items() if p not in written
+                  and any(c.name in names for c in ex.callsites))  # fmt: skip
+
+
+def _elsewhere(held: Held, index: Index, touched: set[str]) -> Callable[[tuple], bool]:
+    """Whether a file other than ``touched`` writes an edge of these keys: by the files'
+    edges held, those not held resolved once (then held)."""
+
+    def writes(key: tuple) -> bool:
+        missing = [p for p in index.files if p not in touched and p not in held.edges]
+        if missing:
+            found = edge_pieces(resolve_index(index, missing))
+            held.edges |= {p: found.get(p, {}) for p in missing}
+        return any(key in pieces for p, pieces in held.edges.items() if p not in touched)
+
+    return writes
 
 
 def repo_of(repos: Sequence[str], path: str | Path) -> str | None:

@@ -96,27 +96,31 @@ def _embedding(chitta: Chitta) -> Callable[[Sequence[StoredSymbol]], None]:
 
 
 def _index_primed(resolver: Any, chitta: Chitta, realm: str, root: Path) -> Any:
-    """``resolver`` for a whole index, which also hands the repository's extracts to the
-    re-index cache (code/reindex.py): the first one-file re-index after it reads none."""
+    """``resolver`` for a whole index, which also hands the repository's extracts, the
+    resolver's index over them and their edges to the re-index cache (code/reindex.py): the
+    first one-file re-index after it reads and builds nothing."""
+    from chitta.code.edges import edge_pieces
     from chitta.code.reindex import CACHE
 
     tables, repo = chitta.store.code(), root.expanduser().resolve().as_posix()
 
     def resolve(extracts: Any) -> Any:
         extracts = list(extracts)
-        CACHE.put(tables, realm, repo, {e.path: e for e in extracts})
-        return resolver(extracts)
+        found = resolver(extracts)
+        edges = {e.path: {} for e in extracts} | edge_pieces(resolver.last)  # every file's
+        CACHE.put(tables, realm, repo, {e.path: e for e in extracts}, index=resolver.index,
+                  edges=edges)  # fmt: skip
+        return found
 
     return resolve
 
 
 def _reindex(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    from chitta.code.answers import resolve_answers
     from chitta.code.reindex import reindex_paths
 
     realm = _realm(chitta, p)
     paths = [str(file_path(ctx, raw, "paths")) for raw in p["paths"]]
-    reports, outside = reindex_paths(chitta.store, realm, paths, resolve=resolve_answers)
+    reports, outside = reindex_paths(chitta.store, realm, paths, resolve=True)
     return {"realm": realm, "repos": [r.as_dict() for r in reports], "outside": outside}
 
 

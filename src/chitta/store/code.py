@@ -209,19 +209,28 @@ class CodeTables(CodeLinks, Protocol):
         """Every file of ``repo`` as the extractor gave it (for the resolver), by path."""
 
     def callsites(
-        self, realm: str, repo: str | None = None, *, states: Sequence[str] = ()
+        self,
+        realm: str,
+        repo: str | None = None,
+        *,
+        states: Sequence[str] = (),
+        paths: Sequence[str] | None = None,
     ) -> list[StoredCallsite]:
-        """The callsites of ``realm`` (of one repository; in some states), by file and line."""
+        """The callsites of ``realm`` (of one repository; in some states; in some files), by
+        file and line."""
 
     def set_resolutions(self, realm: str, repo: str, resolutions: Sequence[Resolution]) -> int:
         """Record the resolver's answers, in one transaction; the callsites changed. A
         target not among ``repo``'s symbols of ``realm`` is dropped from the answer (a
         ``resolved`` one with none left becomes ``unresolved``)."""
 
-    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+    def mark_pending(
+        self, realm: str, repo: str, names: Sequence[str], paths: Sequence[str] | None = None
+    ) -> int:
         """Set every callsite of ``repo`` that calls one of ``names`` back to ``pending`` (its
         target and candidates cleared), in one transaction; how many were not pending before.
-        What a one-file re-index does to the calls a changed definition may now answer."""
+        What a one-file re-index does to the calls a changed definition may now answer. With
+        ``paths``, only those files' callsites (the caller knows which files call the names)."""
 
     def callers(
         self, realm: str, symbol_id: str, depth: int = 1, limit: int = 100
@@ -234,8 +243,11 @@ class CodeTables(CodeLinks, Protocol):
     ) -> tuple[list[CallEdge], bool]:
         """The resolved calls made by ``symbol_id`` (and by its callees to ``depth``)."""
 
-    def resolution_counts(self, realm: str, repo: str | None = None) -> dict[str, int]:
-        """Callsites by resolution state (every state named, zeros included)."""
+    def resolution_counts(
+        self, realm: str, repo: str | None = None, paths: Sequence[str] | None = None
+    ) -> dict[str, int]:
+        """Callsites by resolution state (every state named, zeros included); with ``paths``,
+        of those files of ``repo`` only."""
 
     def counts(self, realm: str | None = None) -> dict[str, int]:
         """Files, symbols, callsites, imports and bases (of one realm, or all)."""
@@ -262,9 +274,12 @@ class CodeTables(CodeLinks, Protocol):
 
     # --- the triplets made of the edges (code/edges.py) -------------------------------------
 
-    def edge_triplets(self, realm: str, repo: str) -> dict[EdgeKey, str]:
+    def edge_triplets(
+        self, realm: str, repo: str, subjects: Sequence[str] | None = None
+    ) -> dict[EdgeKey, str]:
         """The triplets the code index made of ``repo``'s edges: the edge's keys (subject,
-        predicate, object: store/triplets.py's entity and predicate keys) → triplet id."""
+        predicate, object: store/triplets.py's entity and predicate keys) → triplet id; with
+        ``subjects`` (subject keys), those of edges from them only."""
 
     def set_edge_triplets(
         self, realm: str, repo: str, add: Mapping[EdgeKey, str], drop: Sequence[EdgeKey]

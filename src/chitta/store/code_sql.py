@@ -177,9 +177,13 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         return len(known)
 
     def set_resolutions(self, realm: str, repo: str, resolutions: Sequence[Resolution]) -> int:
-        ids = {(path, q, kind, start): sid for sid, path, q, kind, start in self._rows(
-            "SELECT id, path, qualified, kind, start_line FROM code_symbols "
-            "WHERE realm = ? AND repo = ?", (realm, repo))}  # fmt: skip
+        # The targets' files only (by the file index): a re-index answers a few calls.
+        where = sorted({t.path for r in resolutions for t in r.targets})
+        ids = {(path, q, kind, start): sid for part in _chunks(where)
+               for sid, path, q, kind, start in self._rows(
+                   "SELECT id, path, qualified, kind, start_line FROM code_symbols WHERE "
+                   f"realm = ? AND repo = ? AND path IN ({_marks(len(part))})",
+                   (realm, repo, *part))}  # fmt: skip
         rows = []
         for r in resolutions:
             if r.state not in STATES:
@@ -197,19 +201,27 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
             cur.executemany(self._sql(update + "WHERE realm = ? AND key = ?"), rows)
         return len(rows)
 
-    def mark_pending(self, realm: str, repo: str, names: Sequence[str]) -> int:
+    def mark_pending(
+        self, realm: str, repo: str, names: Sequence[str], paths: Sequence[str] | None = None
+    ) -> int:
         wanted = sorted(set(names))
-        if not wanted:
+        where = None if paths is None else sorted(set(paths))
+        if not wanted or where == []:
             return 0
         changed = 0
+        sql = ("UPDATE code_callsites SET state = ?, target_id = NULL, candidates = '' "
+               "WHERE realm = ? AND repo = ? AND state <> ? AND name IN ({})")  # fmt: skip
         with self._write() as cur:
             for chunk in _chunks(wanted):
-                sql = ("UPDATE code_callsites SET state = ?, target_id = NULL, candidates = '' "
-                       f"WHERE realm = ? AND repo = ? AND state <> ? AND name IN "
-                       f"({_marks(len(chunk))})")  # fmt: skip
-                # (SQLite's connection and psycopg's cursor both answer execute with a cursor.)
-                done = cur.execute(self._sql(sql), (PENDING, realm, repo, PENDING, *chunk))
-                changed += max(done.rowcount, 0)
+                for files in [None] if where is None else _chunks(where):
+                    # In some files, by the file index (a scan of the repository's calls else).
+                    on = "" if files is None else f" AND path IN ({_marks(len(files))})"
+                    done = cur.execute(self._sql(sql.format(_marks(len(chunk))) + on),
+                                       (PENDING, realm, repo, PENDING, *chunk,
+                                        *(files or ())))  # fmt: skip
+                    # (SQLite's connection and psycopg's cursor both answer execute with a
+                    # cursor.)
+                    changed += max(done.rowcount, 0)
         return changed
 
     # --- reads ------------------------------------------------------------------------------
@@ -313,7 +325,12 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         return [StoredFile(*r) for r in rows]
 
     def callsites(
-        self, realm: str, repo: str | None = None, *, states: Sequence[str] = ()
+        self,
+        realm: str,
+        repo: str | None = None,
+        *,
+        states: Sequence[str] = (),
+        paths: Sequence[str] | None = None,
     ) -> list[StoredCallsite]:
         where, params = ["realm = ?"], [realm]
         if repo is not None:
@@ -322,10 +339,18 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         if states:
             where.append(f"state IN ({_marks(len(states))})")
             params += list(states)
-        rows = self._rows(f"SELECT {_CALL_COLUMNS} FROM code_callsites WHERE "
-                          f"{' AND '.join(where)} ORDER BY repo, path, line, id",
-                          params)  # fmt: skip
-        return [_callsite(r) for r in rows]
+        if paths is None:
+            parts: list[Sequence[str] | None] = [None]
+        else:
+            parts = list(_chunks(sorted(set(paths))))
+        out = []
+        for part in parts:
+            on = [] if part is None else [f"path IN ({_marks(len(part))})"]
+            rows = self._rows(f"SELECT {_CALL_COLUMNS} FROM code_callsites WHERE "
+                              f"{' AND '.join(where + on)} ORDER BY repo, path, line, id",
+                              [*params, *(part or ())])  # fmt: skip
+            out += [_callsite(r) for r in rows]
+        return out
 
     def callers(
         self, realm: str, symbol_id: str, depth: int = 1, limit: int = 100
@@ -371,13 +396,20 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
                 break
         return edges, False
 
-    def resolution_counts(self, realm: str, repo: str | None = None) -> dict[str, int]:
+    def resolution_counts(
+        self, realm: str, repo: str | None = None, paths: Sequence[str] | None = None
+    ) -> dict[str, int]:
         where, params = "realm = ?", [realm]
         if repo is not None:
             where, params = where + " AND repo = ?", [realm, repo]
-        rows = self._rows(f"SELECT state, COUNT(*) FROM code_callsites WHERE {where} "
-                          "GROUP BY state", params)  # fmt: skip
-        return {state: 0 for state in STATES} | {state: int(n) for state, n in rows}
+        out = {state: 0 for state in STATES}
+        for part in [None] if paths is None else list(_chunks(sorted(set(paths)))):
+            on = "" if part is None else f" AND path IN ({_marks(len(part))})"
+            for state, n in self._rows(f"SELECT state, COUNT(*) FROM code_callsites WHERE "
+                                       f"{where}{on} GROUP BY state",
+                                       [*params, *(part or ())]):  # fmt: skip
+                out[state] = out.get(state, 0) + int(n)
+        return out
 
     def counts(self, realm: str | None = None) -> dict[str, int]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
@@ -390,9 +422,17 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
 
     # --- the triplets made of edges (code/edges.py) -------------------------------------------
 
-    def edge_triplets(self, realm: str, repo: str) -> dict[EdgeKey, str]:
-        rows = self._rows("SELECT subject, predicate, object, triplet_id FROM code_triplets "
-                          "WHERE realm = ? AND repo = ?", (realm, repo))  # fmt: skip
+    def edge_triplets(
+        self, realm: str, repo: str, subjects: Sequence[str] | None = None
+    ) -> dict[EdgeKey, str]:
+        sql = ("SELECT subject, predicate, object, triplet_id FROM code_triplets WHERE "
+               "realm = ? AND repo = ?")  # fmt: skip
+        if subjects is None:
+            rows = self._rows(sql, (realm, repo))
+        else:  # the table's key begins (realm, repo, subject): a few subjects, a few probes
+            rows = [row for part in _chunks(sorted(set(subjects)))
+                    for row in self._rows(f"{sql} AND subject IN ({_marks(len(part))})",
+                                          (realm, repo, *part))]  # fmt: skip
         return {(s, p, o): tid for s, p, o, tid in rows}
 
     def set_edge_triplets(

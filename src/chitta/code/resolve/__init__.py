@@ -84,7 +84,11 @@ class Resolution:
 def resolve(extracts: Sequence[FileExtract], paths: Collection[str] | None = None) -> Resolution:
     """The call graph and structure of a set of extracts (docs/code.md, "Resolution"); with
     ``paths``, only the edges and callsites written in those files, resolved against all."""
-    index = Index(extracts)
+    return resolve_index(Index(extracts), paths)
+
+
+def resolve_index(index: Index, paths: Collection[str] | None = None) -> Resolution:
+    """:func:`resolve` over an index already built (and kept current: Index.update)."""
     scopes = Scopes(index)
     calls = Calls(scopes)
     edges: list[Edge] = []
@@ -204,4 +208,5 @@ __all__ = [
     "OpenCall",
     "Resolution",
     "resolve",
+    "resolve_index",
 ]

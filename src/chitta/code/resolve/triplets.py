@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chitta.code.resolve import Resolution
+from chitta.code.resolve import Edge, Resolution
 from chitta.store.ids import new_id
 from chitta.store.records import Triplet
 from chitta.store.triplets import entity_key, predicate_key
@@ -15,6 +15,33 @@ from chitta.store.triplets import entity_key, predicate_key
 #: The longest name a triplet's end may have (relations/names.py's MAX_ENTITY_CHARS): an
 #: edge with a longer qualified name is left out rather than cut into another name.
 MAX_NAME_CHARS = 200
+
+
+def edge_key(e: Edge) -> tuple[str, str, str] | None:
+    """The (subject, predicate, object) keys an edge's triplet is matched by; None for an
+    edge that makes no triplet (a name too long, or one with no key)."""
+    if len(e.subject) > MAX_NAME_CHARS or len(e.object) > MAX_NAME_CHARS:
+        return None
+    key = (entity_key(e.subject), predicate_key(e.predicate), entity_key(e.object))
+    return key if key[0] and key[2] else None
+
+
+def edge_triplet(
+    realm: str,
+    names: tuple[str, str, str],
+    *,
+    now: int,
+    weight: float = 1.0,
+    source_memory: str | None = None,
+    ids: Callable[[int], str] = new_id,
+) -> Triplet:
+    """A current triplet of (subject, predicate, object) names, beginning ``now``."""
+    subject, predicate, obj = names
+    return Triplet(
+        id=ids(now), realm=realm, subject=subject, predicate=predicate, object=obj,
+        weight=weight, valid_from=now, invalidated_at=None, source_memory=source_memory,
+        created_at=now,
+    )  # fmt: skip
 
 
 def edges_as_triplets(
@@ -32,17 +59,11 @@ def edges_as_triplets(
     seen: set[tuple[str, str, str]] = set()
     out: list[Triplet] = []
     for e in resolution.edges:
-        if len(e.subject) > MAX_NAME_CHARS or len(e.object) > MAX_NAME_CHARS:
-            continue
-        key = (entity_key(e.subject), predicate_key(e.predicate), entity_key(e.object))
-        if key in seen or not key[0] or not key[2]:
+        key = edge_key(e)
+        if key is None or key in seen:
             continue
         seen.add(key)
-        out.append(
-            Triplet(
-                id=ids(now), realm=realm, subject=e.subject, predicate=e.predicate,
-                object=e.object, weight=weight, valid_from=now, invalidated_at=None,
-                source_memory=source_memory, created_at=now,
-            )
-        )  # fmt: skip
+        out.append(edge_triplet(realm, (e.subject, e.predicate, e.object), now=now,
+                                weight=weight, source_memory=source_memory,
+                                ids=ids))  # fmt: skip
     return out
