@@ -161,6 +161,55 @@ def test_find_by_name_prefix_kind_and_qualified_name(code: CodeTables) -> None:
     assert (s.repo, s.realm, s.commit, s.symbol) == (REPO, "work", "abc123", CART_SYMBOLS[4])
 
 
+# Names a prefix or a dotted name could read wrongly: LIKE's wildcards, one name in several
+# cases and kinds, the Kelvin sign (Python lower-cases it to an ASCII k, SQL does not) and
+# parents outside ASCII.
+ODD = "shop/odd.py"
+ODD_SYMBOLS = (
+    sym("a_b", "odd.a_b", "function", ODD, 1, 1),
+    sym("axb", "odd.axb", "function", ODD, 2, 2),
+    sym("a%c", "odd.a%c", "function", ODD, 3, 3),
+    sym("abc", "odd.abc", "function", ODD, 4, 4),
+    sym("Tot", "odd.m_n.Tot", "class", ODD, 5, 5),
+    sym("tot", "odd.mxn.tot", "function", ODD, 6, 6),
+    sym("TOT", "odd.m%n.TOT", "function", ODD, 7, 7),
+    sym("tot", "odd.m_n.tot", "method", ODD, 8, 8),
+    sym("total", "\u212aart.total", "method", ODD, 9, 9),
+    sym("total", "Ärger.total", "method", ODD, 10, 10),
+)
+
+
+def test_find_reads_wildcards_case_kinds_and_limits_literally(code: CodeTables) -> None:
+    odd = FileExtract(path=ODD, language="python", content_hash="o1", lines=10,
+                      symbols=ODD_SYMBOLS)  # fmt: skip
+    code.replace_file("work", REPO, odd, None, 1)
+
+    def found(name: str, **kw: object) -> list[str]:
+        return [s.symbol.qualified for s in code.find_symbols("work", name, **kw)]
+
+    assert found("a_", prefix=True) == ["odd.a_b"]  # not axb: `_` is no wildcard
+    assert found("a%", prefix=True) == ["odd.a%c"]  # nor is `%`
+    assert found("A", prefix=True) == ["odd.a%c", "odd.a_b", "odd.abc", "odd.axb"]
+    # The name's own case first (by file and line), then every other name by lower case.
+    assert found("tot", prefix=True) == ["odd.mxn.tot", "odd.m_n.tot", "odd.m_n.Tot",
+                                         "odd.m%n.TOT", "shop.cart.Cart.total",
+                                         "\u212aart.total", "Ärger.total"]  # fmt: skip
+    assert found("TOT", prefix=True, limit=2) == ["odd.m%n.TOT", "odd.m_n.Tot"]
+    assert found("Tot", prefix=True, limit=1) == ["odd.m_n.Tot"]
+    assert found("tot", prefix=True, kinds=("class", "method"), limit=3) == [
+        "odd.m_n.tot", "odd.m_n.Tot", "shop.cart.Cart.total"]  # fmt: skip
+    assert found("tot", limit=0) == [] and found("tot", prefix=True, limit=0) == []
+    # Dotted names: the parents are text, whole parts, any case.
+    assert found("m_n.tot") == ["odd.m_n.tot", "odd.m_n.Tot"]
+    assert found("M_N::TOT") == ["odd.m_n.Tot", "odd.m_n.tot"]
+    assert found("m%n.tot") == ["odd.m%n.TOT"] and found("m.tot") == []
+    assert found("m_n.tot", kinds=("class",)) == ["odd.m_n.Tot"]
+    assert found("odd::m_n::t", prefix=True, limit=1) == ["odd.m_n.Tot"]
+    assert found("kart.total") == ["\u212aart.total"] and found("KART.to", prefix=True) == [
+        "\u212aart.total"]  # fmt: skip
+    assert found("ärger.total") == found("ÄRGER.TOT", prefix=True) == ["Ärger.total"]
+
+
 def test_callsites_start_pending_and_take_the_resolvers_answers(code: CodeTables) -> None:
     assert code.resolution_counts("work") == {PENDING: 5, RESOLVED: 0, UNRESOLVED: 0,
                                               AMBIGUOUS: 0}  # fmt: skip

@@ -38,8 +38,16 @@ Read = Callable[[str, Sequence[object]], list]
 Write = Callable[[], AbstractContextManager[Any]]
 #: Ids per ``IN (…)`` list: far under either backend's limit of parameters.
 CHUNK = 500
-#: Rows a dotted name reads by its last part before it filters on the qualified name.
+#: Rows a dotted name reads (its last part matched, its parents by ``_HEAD_FILTER``) before
+#: the exact test on their qualified names.
 DOTTED_READ = 5000
+#: What a dotted name's parents ask of a row's qualified name, in SQL: it holds them between
+#: dots (``?``: :func:`_head_pattern`), in ASCII lower case. A superset of the exact test made
+#: after on the rows read (so the qualified names of every other same-named symbol are never
+#: read into Python): SQL's ``lower`` folds ASCII only, and of the characters Python lowers
+#: to an ASCII one only the Kelvin sign can stand in such parents (U+0130 lowers to ``i``
+#: and a combining dot), so it is folded first.
+_HEAD_FILTER = "'.' || lower(replace(qualified, '\u212a', 'k')) LIKE ? ESCAPE '\\'"
 TABLES = ("code_files", "code_symbols", "code_callsites", "code_imports", "code_bases")
 
 _SYMBOL_COLUMNS = ("id, realm, repo, path, name, qualified, kind, signature, start_line, "
@@ -251,29 +259,58 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         limit: int = 20,
     ) -> list[StoredSymbol]:
         wanted = name.strip().replace("::", ".").strip(".")
-        if not wanted:
+        if not wanted or limit < 1:
             return []
         head, _, last = wanted.lower().rpartition(".")
+        exact = wanted.rpartition(".")[2]
         where, params = ["realm = ?"], [realm]
-        if prefix:
-            where.append("lname >= ? AND lname < ?")
-            params += [last, prefix_bound(last)]
-        else:
-            where.append("lname = ?")
-            params.append(last)
         if kinds:
             where.append(f"kind IN ({_marks(len(kinds))})")
             params += list(kinds)
-        exact = wanted.rpartition(".")[2]
-        rows = self._rows(
-            f"SELECT {_SYMBOL_COLUMNS} FROM code_symbols WHERE {' AND '.join(where)} "
-            "ORDER BY CASE WHEN name = ? THEN 0 ELSE 1 END, lname, repo, path, start_line, id "
-            "LIMIT ?", [*params, exact, DOTTED_READ if head else limit])  # fmt: skip
-        found = [_symbol(r) for r in rows]
+        if head and head.isascii():
+            where.append(_HEAD_FILTER)
+            params.append(_head_pattern(head))
+        read = DOTTED_READ if head else limit
+        if prefix:
+            found = self._prefixed(where, params, last, exact, read)
+        else:
+            found = self._symbols(where + ["lname = ?"], [*params, last],
+                                  "CASE WHEN name = ? THEN 0 ELSE 1 END, repo, path, "
+                                  "start_line, id", [exact], read)  # fmt: skip
         if head:  # the parents named must end the symbol's own qualified parents
             tail = "." + head
             found = [s for s in found if ("." + _parents(s.symbol)).endswith(tail)]
         return found[:limit]
+
+    def _prefixed(
+        self, where: list[str], params: list[object], last: str, exact: str, read: int
+    ) -> list[StoredSymbol]:
+        """At most ``read`` symbols whose lower-cased name starts with ``last``: those named
+        ``exact`` first, then the rest by name. Two reads, so that the second is in the name
+        index's own order and stops at its limit (one ordered by ``name = exact`` first
+        sorts every name the prefix matches before it can take the first few)."""
+        where = [*where, "lname >= ? AND lname < ?"]
+        params = [*params, last, prefix_bound(last)]
+        own = self._symbols([*where, "lname = ? AND name = ?"], [*params, exact.lower(), exact],
+                            "repo, path, start_line, id", [], read)  # fmt: skip
+        if len(own) >= read:
+            return own
+        rest = self._symbols([*where, "name <> ?"], [*params, exact],
+                             "lname, repo, path, start_line, id", [], read - len(own))  # fmt: skip
+        return own + rest
+
+    def _symbols(
+        self,
+        where: Sequence[str],
+        params: Sequence[object],
+        order: str,
+        order_params: Sequence[object],
+        limit: int,
+    ) -> list[StoredSymbol]:
+        rows = self._rows(f"SELECT {_SYMBOL_COLUMNS} FROM code_symbols WHERE "
+                          f"{' AND '.join(where)} ORDER BY {order} LIMIT ?",
+                          [*params, *order_params, limit])  # fmt: skip
+        return [_symbol(r) for r in rows]
 
     def symbols_by_id(self, ids: Sequence[str]) -> dict[str, StoredSymbol]:
         out: dict[str, StoredSymbol] = {}
@@ -451,6 +488,13 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
                     self._sql("INSERT INTO code_triplets (realm, repo, subject, predicate, "
                               f"object, triplet_id) VALUES ({_marks(6)})"),
                     [(realm, repo, *key, tid) for key, tid in add.items()])  # fmt: skip
+
+
+def _head_pattern(head: str) -> str:
+    """The LIKE pattern of :data:`_HEAD_FILTER` for the lower-cased parents ``head``: its
+    wildcards taken literally."""
+    literal = head.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%.{literal}.%"
 
 
 def _parents(symbol: Symbol) -> str:
