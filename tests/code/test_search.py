@@ -125,3 +125,13 @@ def test_the_words_of_code() -> None:
     assert search.words("a::b.c_d") == ["a", "b", "c", "d"]
     assert search.tokens("parsing_requests") == ["pars", "request"]
     assert search.tokens("") == []
+
+
+def test_symbols_are_embedded_in_slices_of_like_lengths() -> None:
+    texts = ["a" * n for n in (50, 3, 400, 7, 120, 9, 1)]
+    slices = search.like_lengths(texts, size=3)
+    assert [len(s) for s in slices] == [3, 3, 1]
+    assert sorted(i for s in slices for i in s) == list(range(len(texts)))  # each once
+    lengths = [[len(texts[i]) for i in s] for s in slices]
+    assert lengths == [[1, 3, 7], [9, 50, 120], [400]]
+    assert search.like_lengths([]) == []

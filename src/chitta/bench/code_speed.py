@@ -8,10 +8,10 @@ operations read them (:meth:`CodeTables.find_symbols`, :meth:`CodeTables.callers
 :meth:`CodeTables.callees`) on symbols sampled from the index, and the store's bytes per
 symbol (a fresh store holding only the code, its write-ahead log folded in).
 
-Embeddings: the index has a seam for them (``embed``) but no symbol embedding is wired in
-yet, so "with embeddings" is the first index plus the real embedder (MiniLM, the store's
-default) embedding each symbol's qualified name, signature and docstring, in the indexer's
-batches, measured on a uniform sample of the symbols and added at that rate.
+Embeddings: "with embeddings" is the first index plus the real embedder (MiniLM, the store's
+default) embedding what the index embeds of each symbol (code/search.py ``embed_text``), in
+the index's slices of like lengths (``like_lengths``), measured on a uniform sample of the
+symbols and added at that rate.
 """
 
 from __future__ import annotations
@@ -31,15 +31,6 @@ from chitta.store.code import RESOLVED, StoredSymbol
 REALM = "bench"
 #: The PostgreSQL database made (and dropped) for the run.
 DATABASE = "chitta_code_speed"
-#: Texts per embedder call: the indexer's batch of files gives a few thousand symbols, the
-#: embedder is called on slices of this size (the scale benchmark's import batch).
-EMBED_BATCH = 64
-
-
-def symbol_text(s: StoredSymbol) -> str:
-    """What a symbol's embedding would be of: its qualified name, signature and docstring."""
-    parts = (s.symbol.qualified, s.symbol.signature, s.symbol.doc)
-    return "\n".join(part for part in parts if part)
 
 
 def _all_symbols(store: Store, repo: str) -> list[StoredSymbol]:
@@ -93,6 +84,7 @@ def first_index(store: Store, root: Path) -> dict[str, Any]:
 def embedding_cost(symbols: Sequence[StoredSymbol], sample: int, seed: int = 7) -> dict[str, Any]:
     """The real embedder's rate on a uniform sample of ``symbols``' texts (all when
     ``sample`` is 0 or more than there are)."""
+    from chitta.code.search import EMBED_BATCH, embed_text, like_lengths
     from chitta.config import EmbedSettings
     from chitta.embed.loader import build_embedder
 
@@ -101,11 +93,11 @@ def embedding_cost(symbols: Sequence[StoredSymbol], sample: int, seed: int = 7) 
     chosen = list(symbols)
     if 0 < sample < len(chosen):
         chosen = random.Random(seed).sample(chosen, sample)
-    texts = [symbol_text(s) for s in chosen]
+    texts = [embed_text(s) for s in chosen]
     load = loadavg()
     started = time.perf_counter()
-    for at in range(0, len(texts), EMBED_BATCH):
-        inner.embed(texts[at : at + EMBED_BATCH])
+    for batch in like_lengths(texts):
+        inner.embed([texts[i] for i in batch])
     seconds = time.perf_counter() - started
     return {
         "model": inner.identity().name,
@@ -114,6 +106,7 @@ def embedding_cost(symbols: Sequence[StoredSymbol], sample: int, seed: int = 7) 
         "seconds": round(seconds, 2),
         "symbols_per_s": round(len(texts) / seconds, 1),
         "batch": EMBED_BATCH,
+        "order": "like lengths",
         "loadavg_before": load,
         "loadavg_after": loadavg(),
     }
