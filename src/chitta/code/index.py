@@ -5,8 +5,8 @@
 elsewhere a walk that reads ``.gitignore`` files, code/ignore.py), skips what is not code a
 person wrote, extracts the rest and stores each file's rows whole.
 
-What is skipped, by reason: ``vendored`` (a path through node_modules, vendor/, third_party/,
-a virtualenv, site-packages, dist/ or build/ output), ``generated`` (a name such as
+What is skipped, by reason: ``vendored`` (a path through node_modules, vendor/, _vendor/,
+third_party/, a virtualenv, site-packages, dist/ or build/ output), ``generated`` (a name such as
 ``*.min.js`` or ``*_pb2.py``, or an ``@generated`` / ``DO NOT EDIT`` mark near the top),
 ``not_code`` (no language the extractor reads), ``too_large`` (over
 :data:`MAX_FILE_BYTES`), ``binary`` (a NUL byte near the top), ``symlink``, ``unreadable``
@@ -53,7 +53,8 @@ BATCH = 200
 PROGRESS_EVERY = 50
 #: Path parts that mark vendored code or build output.
 VENDORED = frozenset({
-    "node_modules", "bower_components", "jspm_packages", "vendor", "vendors", "third_party",
+    "node_modules", "bower_components", "jspm_packages", "vendor", "vendors", "_vendor",
+    "_vendored", "third_party",
     "third-party", "thirdparty", ".venv", "venv", "site-packages", "dist-packages", "dist",
     "build", "__pycache__", ".tox", ".nox", ".eggs", ".git", ".hg", ".svn", ".mypy_cache",
     ".pytest_cache", ".ruff_cache", ".next", ".nuxt", ".gradle", "Pods",
