@@ -188,8 +188,9 @@ def like_lengths(texts: Sequence[str], size: int = EMBED_BATCH) -> list[list[int
     """The positions of ``texts`` in slices of ``size``, shortest texts first.
 
     The embedder pads each batch to its longest text, so a slice mixing one-line signatures
-    with long docstrings makes every text in it cost the longest (measured: 1.4-1.8x the
-    symbols/s of slices in file order)."""
+    with long docstrings makes every text in it cost the longest (measured on 1,000 symbols
+    of huggingface_hub: 1.15x the symbols/s of slices in file order at load 1.5-2.4, more
+    under heavier load)."""
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     return [order[at : at + size] for at in range(0, len(order), size)]
 
