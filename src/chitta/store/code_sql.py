@@ -1,17 +1,17 @@
 """The code tables in SQL, for both backends (store/code.py says what they hold).
 
-The schema is each backend's own migration (sqlite/migrations.py V7 and V8, postgres/schema.py
-V3 and V4); the statements here are the same on both: written with ``?`` placeholders, which
-the PostgreSQL backend reads as ``%s``. A backend hands in how it reads (the rows of one
-statement) and how it writes (a transaction yielding something with ``execute`` and
-``executemany``).
+The schema is each backend's own migration (sqlite/migrations.py V7, V8 and V11,
+postgres/code_schema.py V3, V4 and V7); the statements here are the same on both: written
+with ``?`` placeholders, which the PostgreSQL backend reads as ``%s``. A backend hands in how
+it reads (the rows of one statement) and how it writes (a transaction yielding something
+with ``execute`` and ``executemany``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, NamedTuple
 
 from chitta.code.model import Base, Callsite, FileExtract, Import, Symbol
 from chitta.store.code import (
@@ -270,47 +270,29 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         if head and head.isascii():
             where.append(_HEAD_FILTER)
             params.append(_head_pattern(head))
-        read = DOTTED_READ if head else limit
-        if prefix:
-            found = self._prefixed(where, params, last, exact, read)
-        else:
-            found = self._symbols(where + ["lname = ?"], [*params, last],
-                                  "CASE WHEN name = ? THEN 0 ELSE 1 END, repo, path, "
-                                  "start_line, id", [exact], read)  # fmt: skip
-        if head:  # the parents named must end the symbol's own qualified parents
-            tail = "." + head
-            found = [s for s in found if ("." + _parents(s.symbol)).endswith(tail)]
+        found: list[StoredSymbol] = []
+        left = DOTTED_READ if head else limit
+        for read in _reads(last, exact, prefix=prefix, dotted=bool(head)):
+            rows = self._through_index(read, where, params, left)
+            found += _ending_in([_symbol(r) for r in rows], head)
+            left -= len(rows)
+            if left <= 0 or len(found) >= limit:
+                break
         return found[:limit]
 
-    def _prefixed(
-        self, where: list[str], params: list[object], last: str, exact: str, read: int
-    ) -> list[StoredSymbol]:
-        """At most ``read`` symbols whose lower-cased name starts with ``last``: those named
-        ``exact`` first, then the rest by name. Two reads, so that the second is in the name
-        index's own order and stops at its limit (one ordered by ``name = exact`` first
-        sorts every name the prefix matches before it can take the first few)."""
-        where = [*where, "lname >= ? AND lname < ?"]
-        params = [*params, last, prefix_bound(last)]
-        own = self._symbols([*where, "lname = ? AND name = ?"], [*params, exact.lower(), exact],
-                            "repo, path, start_line, id", [], read)  # fmt: skip
-        if len(own) >= read:
-            return own
-        rest = self._symbols([*where, "name <> ?"], [*params, exact],
-                             "lname, repo, path, start_line, id", [], read - len(own))  # fmt: skip
-        return own + rest
-
-    def _symbols(
-        self,
-        where: Sequence[str],
-        params: Sequence[object],
-        order: str,
-        order_params: Sequence[object],
-        limit: int,
-    ) -> list[StoredSymbol]:
-        rows = self._rows(f"SELECT {_SYMBOL_COLUMNS} FROM code_symbols WHERE "
-                          f"{' AND '.join(where)} ORDER BY {order} LIMIT ?",
-                          [*params, *order_params, limit])  # fmt: skip
-        return [_symbol(r) for r in rows]
+    def _through_index(
+        self, read: _Read, where: Sequence[str], params: Sequence[object], limit: int
+    ) -> list:
+        """The rows of at most ``limit`` symbols that ``where`` and the ``read``'s terms hold,
+        in its order. They are chosen on the name index alone (``code_symbols_find`` holds
+        every column a lookup filters and orders on): only the rows kept are read from the
+        table."""
+        columns = ", ".join(f"s.{c}" for c in _SYMBOL_COLUMNS.split(", "))
+        outer = ", ".join(f"k.{c}" for c in read.order.split(", "))
+        return self._rows(f"SELECT {columns} FROM (SELECT id, {read.keys} FROM code_symbols "
+                          f"WHERE {' AND '.join([*where, read.terms])} ORDER BY {read.order} "
+                          f"LIMIT ?) AS k JOIN code_symbols AS s ON s.id = k.id ORDER BY {outer}",
+                          [*read.key_values, *params, *read.values, limit])  # fmt: skip
 
     def symbols_by_id(self, ids: Sequence[str]) -> dict[str, StoredSymbol]:
         out: dict[str, StoredSymbol] = {}
@@ -495,6 +477,46 @@ def _head_pattern(head: str) -> str:
     wildcards taken literally."""
     literal = head.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%.{literal}.%"
+
+
+class _Read(NamedTuple):
+    """One read of the name index by :meth:`SQLCodeTables.find_symbols`."""
+
+    keys: str  # what it is ordered by, besides the id, selected from the index
+    key_values: list[object]  # the values of the ``?`` in ``keys``
+    terms: str  # its terms on the name
+    values: list[object]  # theirs
+    order: str
+
+
+#: Where a symbol stands in its name's answers, after its case: the index's order.
+_PLACE = "repo, path, start_line"
+
+
+def _reads(last: str, exact: str, *, prefix: bool, dotted: bool) -> list[_Read]:
+    """find_symbols' reads of the name index, in turn: the symbols named ``exact`` first,
+    then the others whose lower-cased name is (or with ``prefix`` starts with) ``last``. Each
+    read but a dotted name's is in the index's own order, so it stops at its limit (one read
+    ordered by ``name = exact`` first sorts every name matched before taking the first few);
+    a dotted exact name is one read, its own case first by a sort: its parents' test reads
+    all the name's entries anyway, and keeps few to sort."""
+    if dotted and not prefix:
+        return [_Read(f"CASE WHEN name = ? THEN 0 ELSE 1 END AS own, {_PLACE}", [exact],
+                      "lname = ?", [last], f"own, {_PLACE}, id")]  # fmt: skip
+    own = _Read(_PLACE, [], "lname = ? AND name = ?", [last, exact], f"{_PLACE}, id")
+    if prefix:
+        return [own, _Read(f"lname, {_PLACE}", [], "lname >= ? AND lname < ? AND name <> ?",
+                           [last, prefix_bound(last), exact], f"lname, {_PLACE}, id")]  # fmt: skip
+    return [own, _Read(_PLACE, [], "lname = ? AND name <> ?", [last, exact], f"{_PLACE}, id")]
+
+
+def _ending_in(symbols: list[StoredSymbol], head: str) -> list[StoredSymbol]:
+    """The symbols whose qualified parents end in the lower-cased parents ``head`` (all of
+    them when ``head`` is empty)."""
+    if not head:
+        return symbols
+    tail = "." + head
+    return [s for s in symbols if ("." + _parents(s.symbol)).endswith(tail)]
 
 
 def _parents(symbol: Symbol) -> str:

@@ -144,6 +144,28 @@ def seed_v7(conn: sqlite3.Connection) -> None:
     )
 
 
+#: What seed_v10 writes: (id, name, qualified, path, start_line). Two symbols named "total"
+#: in two cases and a third under another class, so that migration 11's index is read for an
+#: exact name (its own case first), a qualified one and a prefix.
+V10_SYMBOLS = (
+    ("s-upper", "Total", "shop.cart.Total", "shop/cart.py", 1),
+    ("s-cart", "total", "shop.cart.Cart.total", "shop/cart.py", 5),
+    ("s-bill", "total", "shop.bill.Bill.total", "shop/bill.py", 3),
+    ("s-totals", "totals", "shop.bill.totals", "shop/bill.py", 9),
+)
+
+
+def seed_v10(conn: sqlite3.Connection) -> None:
+    """What a version-10 chitta could hold: symbols found through the name index of V7
+    (migration 11 replaces it with one that holds what find_symbol filters and orders on)."""
+    conn.executemany(
+        "INSERT INTO code_symbols VALUES (?,'old','/src/shop',?,?,?,?,'method','',?,?,NULL,"
+        "'python','','',7,NULL)",
+        [(sid, path, name, name.lower(), q, line, line + 1)
+         for sid, name, q, path, line in V10_SYMBOLS],
+    )  # fmt: skip
+
+
 def seed_nothing(conn: sqlite3.Connection) -> None:
     """A version whose new tables start empty: the rows before it are the test."""
 
@@ -152,7 +174,7 @@ def seed_nothing(conn: sqlite3.Connection) -> None:
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
     # Versions 8 and 9 hold nothing 7 could not (9's links and history start empty).
-    8: seed_nothing, 9: seed_nothing,
+    8: seed_nothing, 9: seed_nothing, 10: seed_v10,
 }  # fmt: skip
 
 
@@ -254,6 +276,12 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
         if version >= 7:  # migration 9: links, history and index runs, empty, usable
             assert s.code().index_runs("old") == []
             assert s.code().links_of("old", ["M"]) == []
+        if version >= 10:  # migration 11: the symbols found through the new name index
+            find = s.code().find_symbols
+            assert [f.id for f in find("old", "total")] == ["s-bill", "s-cart", "s-upper"]
+            assert [f.id for f in find("old", "Bill.TOTAL")] == ["s-bill"]
+            assert [f.id for f in find("old", "Total", prefix=True)] == [
+                "s-upper", "s-bill", "s-cart", "s-totals"]  # fmt: skip
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
@@ -301,6 +329,39 @@ def test_failing_migration_leaves_the_old_version(
     with Store(path) as s:  # the failed open released the lock
         assert s.meta("schema_version") == str(migrations.LATEST)
         assert s.get(OLD_MEMORY.id) == OLD_MEMORY
+
+
+def indexes_of(path: Path, table: str) -> set[str]:
+    return {name for kind, name, sql in schema_of(path)
+            if kind == "index" and sql and f" ON {table} " in sql}  # fmt: skip
+
+
+@pytest.mark.parametrize("version", [0, 7, 10])
+def test_symbols_are_found_through_one_name_index(tmp_path: Path, version: int) -> None:
+    """Migration 11 leaves one index on the symbols' names, the one find_symbol reads."""
+    path = tmp_path / "store.db"
+    build_at(path, version)
+    Store(path).close()
+    assert indexes_of(path, "code_symbols") == {"code_symbols_find", "code_symbols_file"}
+
+
+def test_an_interrupted_migration_11_keeps_the_old_name_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index is dropped and made again in one step: a failure keeps the old one, and the
+    next open makes the new one."""
+    path = tmp_path / "store.db"
+    build_at(path, 10)
+    broken = (*migrations.MIGRATIONS[:10], migrations.MIGRATIONS[10] + "\nNOT SQL AT ALL;\n")
+    monkeypatch.setattr(migrations, "MIGRATIONS", broken)
+    with pytest.raises(StoreCorrupt):
+        Store(path)
+    assert file_version(path) == 10
+    assert "code_symbols_name" in indexes_of(path, "code_symbols")
+    monkeypatch.undo()
+    with Store(path) as s:
+        assert [f.id for f in s.code().find_symbols("old", "Bill.total")] == ["s-bill"]
+    assert "code_symbols_name" not in indexes_of(path, "code_symbols")
 
 
 def test_a_failing_step_is_rolled_back_on_the_migrating_connection(tmp_path: Path) -> None:

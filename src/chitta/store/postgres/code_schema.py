@@ -1,6 +1,7 @@
-"""Schema versions 2 to 4 of a PostgreSQL store: the code tables (store/code.py), as the
-SQLite file's (sqlite/migrations.py V7 and V8), with agents' row-level security by realm
-(postgres/access_control.py) and text compared byte by byte, as everywhere in the schema."""
+"""Schema versions 3, 4, 6 and 7 of a PostgreSQL store: the code tables (store/code.py), as
+the SQLite file's (sqlite/migrations.py V7, V8, V10 and V11), with agents' row-level
+security by realm (postgres/access_control.py) and text compared byte by byte, as everywhere
+in the schema."""
 
 from __future__ import annotations
 
@@ -142,3 +143,13 @@ CREATE INDEX code_vectors_model ON code_vectors (realm, model);
     *(realm_policies(t, c) for t, c in SEARCH_TABLES.items()),
     *(f"GRANT {', '.join(c)} ON {t} TO {AGENT_ROLE};" for t, c in SEARCH_TABLES.items()),
 ])  # fmt: skip
+
+# Version 6 to 7, as the SQLite file's V11: find_symbol reads its answers' ids from the name
+# index alone (an index-only scan: store/code_sql.py), the columns it filters on (the name's
+# own case, kind, the qualified name a dotted name's parents are matched in) included after
+# those it is read in order of; it replaces V3's (realm, lname).
+V7 = """
+DROP INDEX IF EXISTS code_symbols_name;
+CREATE INDEX IF NOT EXISTS code_symbols_find
+    ON code_symbols (realm, lname, repo, path, start_line, id) INCLUDE (name, kind, qualified);
+"""

@@ -240,6 +240,7 @@ MIGRATIONS: tuple[str, ...] = (
     code_schema.V4,  # the triplets the code index made of its edges
     code_links_schema.V5_CODE_LINKS,  # memories linked to symbols, the symbol history
     code_schema.V6,  # symbol search's vectors
+    code_schema.V7,  # find_symbol's covering name index
 )
 LATEST = len(MIGRATIONS)
 

@@ -318,8 +318,18 @@ CREATE TABLE code_index_runs (
 CREATE INDEX code_index_runs_repo ON code_index_runs (realm, repo, seq);
 """
 
+# find_symbol reads its answers' ids from the name index alone (store/code_sql.py): it holds
+# the columns a lookup filters on (the name's own case, kind, the qualified name a dotted
+# name's parents are matched in) after those it is read in order of, so only the rows kept
+# are read from the table. It replaces V7's (realm, lname).
+V11 = """
+DROP INDEX IF EXISTS code_symbols_name;
+CREATE INDEX IF NOT EXISTS code_symbols_find
+    ON code_symbols (realm, lname, repo, path, start_line, id, name, kind, qualified);
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11)
 LATEST = len(MIGRATIONS)
 
 
