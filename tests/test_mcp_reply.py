@@ -100,3 +100,8 @@ def test_a_code_reply_over_several_repositories_names_each_folder() -> None:
         "symbols": [_symbol("a.f", "a.py", 1, "/r/one"), _symbol("b.g", "b.py", 2, "/r/two/")],
     }
     assert [row[1] for row in compact_code(two)["symbols"]] == ["one/a.py:1", "two/b.py:2"]
+
+
+def test_a_code_reply_of_an_unknown_shape_is_passed_on_whole() -> None:
+    odd = {"ok": True, "symbols": [{"symbol": "x"}]}  # no op: not a shape to cut down
+    assert compact_code(odd) == odd

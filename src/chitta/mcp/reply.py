@@ -148,8 +148,8 @@ def compact_code(reply: Reply) -> Reply:
     if op == "outline":
         return out | {"outline": reply.get("outline", "")}
     symbols = reply.get("symbols")
-    if not isinstance(symbols, list):
-        return reply
+    if not isinstance(symbols, list) or op not in ("find", "search", "callers", "callees"):
+        return reply  # a shape this server does not know: passed on whole
     if op in ("find", "search"):
         repos = {s.get("repo") for s in symbols}
         return out | {"symbols": [_symbol_row(s, repos) for s in symbols]}
