@@ -20,14 +20,13 @@ again (a duplicate edge, never a missing one).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from chitta.code.resolve import Resolution
-from chitta.code.resolve.triplets import edge_key, edge_triplet, edges_as_triplets
+from chitta.code.resolve.triplets import edge_key, edge_triplet
 from chitta.store.base import Store
 from chitta.store.code import EdgeKey
-from chitta.store.triplets import entity_key, predicate_key
 
 #: One file's edges as triplets would have them: the keys → the names (subject, predicate,
 #: object) of the first edge written with them.
@@ -52,23 +51,31 @@ def store_edges(
     """Make the realm's current triplets of ``repo``'s edges those of ``resolution`` (the
     whole repository's), as the module docstring says; ``now`` is when new triplets begin
     and gone ones end."""
-    wanted = {
-        (entity_key(t.subject), predicate_key(t.predicate), entity_key(t.object)): t
-        for t in edges_as_triplets(resolution, realm, now=now)
-    }
-    tables = store.code()
-    known = tables.edge_triplets(realm, repo)
-    gone = sorted(known.keys() - wanted.keys())
+    wanted: Pieces = {}
+    for e in resolution.edges:
+        key = edge_key(e)
+        if key is not None:
+            wanted.setdefault(key, (e.subject, e.predicate, e.object))
+    known = store.code().edge_triplets(realm, repo)
+    return _apply(store, realm, repo, known, wanted, sorted(known.keys() - wanted.keys()), now)
+
+
+def _apply(store: Store, realm: str, repo: str, known: Mapping[EdgeKey, str], wanted: Pieces,
+           gone: Sequence[EdgeKey], now: int) -> EdgeSync:  # fmt: skip
+    """End the current triplets of the edges ``gone`` (those ``known`` has: key → triplet
+    id), add a triplet for each ``wanted`` edge ``known`` has not, and record both."""
+    dropped = [k for k in gone if k in known]
     invalidated = 0
-    for key in gone:
+    for key in dropped:
         triplet = store.triplet(known[key])
         if triplet is not None and triplet.invalidated_at is None:
             store.invalidate_triplet(triplet, now)
             invalidated += 1
-    new = {key: t for key, t in wanted.items() if key not in known}
+    new = {k: edge_triplet(realm, names, now=now) for k, names in wanted.items()
+           if k not in known}  # fmt: skip
     if new:
         store.add_triplets(list(new.values()))
-    tables.set_edge_triplets(realm, repo, {k: t.id for k, t in new.items()}, gone)
+    store.code().set_edge_triplets(realm, repo, {k: t.id for k, t in new.items()}, dropped)
     return EdgeSync(added=len(new), kept=len(wanted) - len(new), invalidated=invalidated)
 
 
@@ -101,18 +108,5 @@ def sync_file_edges(
             wanted.setdefault(key, names)
     were = {key for pieces in before.values() for key in pieces}
     gone = sorted(k for k in were - wanted.keys() if not elsewhere(k))
-    tables = store.code()
-    known = tables.edge_triplets(realm, repo, subjects=[k[0] for k in (*wanted, *gone)])
-    invalidated = 0
-    dropped = [k for k in gone if k in known]
-    for key in dropped:
-        triplet = store.triplet(known[key])
-        if triplet is not None and triplet.invalidated_at is None:
-            store.invalidate_triplet(triplet, now)
-            invalidated += 1
-    new = {k: edge_triplet(realm, names, now=now) for k, names in wanted.items()
-           if k not in known}  # fmt: skip
-    if new:
-        store.add_triplets(list(new.values()))
-    tables.set_edge_triplets(realm, repo, {k: t.id for k, t in new.items()}, dropped)
-    return EdgeSync(added=len(new), kept=len(wanted) - len(new), invalidated=invalidated)
+    known = store.code().edge_triplets(realm, repo, subjects=[k[0] for k in (*wanted, *gone)])
+    return _apply(store, realm, repo, known, wanted, gone, now)

@@ -489,12 +489,17 @@ def _elsewhere(held: Held, index: Index, touched: set[str]) -> Callable[[tuple],
     """Whether a file other than ``touched`` writes an edge of these keys: by the files'
     edges held, those not held resolved once (then held)."""
 
+    others: list[Pieces] = []  # filled on the first question: most re-indexes ask none
+
     def writes(key: tuple) -> bool:
-        missing = [p for p in index.files if p not in touched and p not in held.edges]
-        if missing:
-            found = edge_pieces(resolve_index(index, missing))
-            held.edges |= {p: found.get(p, {}) for p in missing}
-        return any(key in pieces for p, pieces in held.edges.items() if p not in touched)
+        if not others:
+            missing = [p for p in index.files if p not in touched and p not in held.edges]
+            if missing:
+                found = edge_pieces(resolve_index(index, missing))
+                held.edges |= {p: found.get(p, {}) for p in missing}
+            others.extend(pieces for p, pieces in held.edges.items() if p not in touched)
+            others.append({})  # asked once, even for a repository of the touched files only
+        return any(key in pieces for pieces in others)
 
     return writes
 
