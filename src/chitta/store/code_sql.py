@@ -68,6 +68,16 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
         yield items[i : i + CHUNK]
 
 
+def _within(column: str, values: Sequence[str] | None) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """`` AND column IN (…)`` and its values, a chunk of ``values`` at a time; for ``None``
+    (no limit) once, empty; for no values, never (nothing is within none)."""
+    if values is None:
+        yield "", ()
+        return
+    for part in _chunks(sorted(set(values))):
+        yield f" AND {column} IN ({_marks(len(part))})", tuple(part)
+
+
 def _symbol(row: Sequence[Any]) -> StoredSymbol:
     (sid, realm, repo, path, name, qualified, kind, signature, start, end, parent, language,
      doc, body_hash, at, commit) = row  # fmt: skip
@@ -186,12 +196,11 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
 
     def set_resolutions(self, realm: str, repo: str, resolutions: Sequence[Resolution]) -> int:
         # The targets' files only (by the file index): a re-index answers a few calls.
-        where = sorted({t.path for r in resolutions for t in r.targets})
-        ids = {(path, q, kind, start): sid for part in _chunks(where)
+        files = [t.path for r in resolutions for t in r.targets]
+        ids = {(path, q, kind, start): sid for on, part in _within("path", files)
                for sid, path, q, kind, start in self._rows(
                    "SELECT id, path, qualified, kind, start_line FROM code_symbols WHERE "
-                   f"realm = ? AND repo = ? AND path IN ({_marks(len(part))})",
-                   (realm, repo, *part))}  # fmt: skip
+                   f"realm = ? AND repo = ?{on}", (realm, repo, *part))}  # fmt: skip
         rows = []
         for r in resolutions:
             if r.state not in STATES:
@@ -212,21 +221,16 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     def mark_pending(
         self, realm: str, repo: str, names: Sequence[str], paths: Sequence[str] | None = None
     ) -> int:
-        wanted = sorted(set(names))
-        where = None if paths is None else sorted(set(paths))
-        if not wanted or where == []:
-            return 0
         changed = 0
         sql = ("UPDATE code_callsites SET state = ?, target_id = NULL, candidates = '' "
-               "WHERE realm = ? AND repo = ? AND state <> ? AND name IN ({})")  # fmt: skip
+               "WHERE realm = ? AND repo = ? AND state <> ?")  # fmt: skip
         with self._write() as cur:
-            for chunk in _chunks(wanted):
-                for files in [None] if where is None else _chunks(where):
-                    # In some files, by the file index (a scan of the repository's calls else).
-                    on = "" if files is None else f" AND path IN ({_marks(len(files))})"
-                    done = cur.execute(self._sql(sql.format(_marks(len(chunk))) + on),
-                                       (PENDING, realm, repo, PENDING, *chunk,
-                                        *(files or ())))  # fmt: skip
+            for named, chunk in _within("name", names):
+                # In some files, by the file index (a scan of the repository's calls else).
+                for on, files in _within("path", paths):
+                    done = cur.execute(
+                        self._sql(sql + named + on), (PENDING, realm, repo, PENDING, *chunk, *files)
+                    )
                     # (SQLite's connection and psycopg's cursor both answer execute with a
                     # cursor.)
                     changed += max(done.rowcount, 0)
@@ -358,16 +362,11 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         if states:
             where.append(f"state IN ({_marks(len(states))})")
             params += list(states)
-        if paths is None:
-            parts: list[Sequence[str] | None] = [None]
-        else:
-            parts = list(_chunks(sorted(set(paths))))
         out = []
-        for part in parts:
-            on = [] if part is None else [f"path IN ({_marks(len(part))})"]
+        for on, part in _within("path", paths):
             rows = self._rows(f"SELECT {_CALL_COLUMNS} FROM code_callsites WHERE "
-                              f"{' AND '.join(where + on)} ORDER BY repo, path, line, id",
-                              [*params, *(part or ())])  # fmt: skip
+                              f"{' AND '.join(where)}{on} ORDER BY repo, path, line, id",
+                              [*params, *part])  # fmt: skip
             out += [_callsite(r) for r in rows]
         return out
 
@@ -422,11 +421,10 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
         if repo is not None:
             where, params = where + " AND repo = ?", [realm, repo]
         out = {state: 0 for state in STATES}
-        for part in [None] if paths is None else list(_chunks(sorted(set(paths)))):
-            on = "" if part is None else f" AND path IN ({_marks(len(part))})"
+        for on, part in _within("path", paths):
             for state, n in self._rows(f"SELECT state, COUNT(*) FROM code_callsites WHERE "
                                        f"{where}{on} GROUP BY state",
-                                       [*params, *(part or ())]):  # fmt: skip
+                                       [*params, *part]):  # fmt: skip
                 out[state] = out.get(state, 0) + int(n)
         return out
 
@@ -446,12 +444,9 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     ) -> dict[EdgeKey, str]:
         sql = ("SELECT subject, predicate, object, triplet_id FROM code_triplets WHERE "
                "realm = ? AND repo = ?")  # fmt: skip
-        if subjects is None:
-            rows = self._rows(sql, (realm, repo))
-        else:  # the table's key begins (realm, repo, subject): a few subjects, a few probes
-            rows = [row for part in _chunks(sorted(set(subjects)))
-                    for row in self._rows(f"{sql} AND subject IN ({_marks(len(part))})",
-                                          (realm, repo, *part))]  # fmt: skip
+        # The table's key begins (realm, repo, subject): a few subjects, a few probes.
+        rows = [row for on, part in _within("subject", subjects)
+                for row in self._rows(sql + on, (realm, repo, *part))]  # fmt: skip
         return {(s, p, o): tid for s, p, o, tid in rows}
 
     def set_edge_triplets(

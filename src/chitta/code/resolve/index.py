@@ -119,15 +119,14 @@ class Index:
         put = {p: ex for p, ex in new.items() if not ex.skipped}
         came = [p for p in put if p not in self.files]
         old = [self.files[p] for p in (*gone, *put) if p in self.files]
+        files = {p: ex for p, ex in self.files.items() if p not in gone} | put
         if any(posixpath.basename(p) == "__init__.py" for p in (*gone, *came)) or not all(
             _own(ex) for ex in (*old, *put.values())
         ):  # a package's modules are named anew (or a file's entries name another file)
-            files = {p: ex for p, ex in self.files.items() if p not in gone} | put
             self._build(list(files.values()))
             return
         for ex in old:
             self._drop(ex)
-        files = {p: ex for p, ex in self.files.items() if p not in gone} | put
         self.files = dict(sorted(files.items()))
         self.paths = frozenset(self.files)
         for ex in put.values():
