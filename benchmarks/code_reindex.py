@@ -26,9 +26,9 @@ import time
 from pathlib import Path
 
 from chitta.code.answers import Resolver
-from chitta.code.edges import edge_pieces, store_edges
+from chitta.code.edges import store_edges
 from chitta.code.index import index_path
-from chitta.code.reindex import ExtractCache, index_files
+from chitta.code.reindex import ExtractCache, handing_over, index_files
 from chitta.store.backends import open_store
 
 
@@ -59,15 +59,8 @@ def main() -> None:
         repo = root.resolve().as_posix()
 
         resolver = Resolver()
-
-        def primed(extracts):  # what the code_index operation does in the daemon (ops/code.py)
-            extracts = list(extracts)
-            found = resolver(extracts)
-            edges = {e.path: {} for e in extracts} | edge_pieces(resolver.last)
-            cache.put(tables, "bench", repo, {e.path: e for e in extracts},
-                      index=resolver.index, edges=edges)  # fmt: skip
-            return found
-
+        # What the code_index operation does in the daemon (ops/code.py).
+        primed = handing_over(resolver, tables, "bench", repo, cache)
         started = time.perf_counter()
         first = index_path(store, "bench", root, resolve=primed)
         store_edges(store, "bench", repo, resolver.last, now=int(time.time() * 1000))

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from chitta.code.answers import answers
+from chitta.code.answers import Resolver, answers
 from chitta.code.edges import Pieces, edge_pieces, sync_file_edges
 from chitta.code.ignore import Ignore
 from chitta.code.index import (
@@ -162,6 +162,27 @@ class ExtractCache:
 
 #: The process's cache (the daemon's: it serves one store).
 CACHE = ExtractCache()
+
+
+def handing_over(
+    resolver: Resolver, tables: CodeTables, realm: str, repo: str,
+    cache: ExtractCache | None = None,
+) -> Callable[[Iterable[FileExtract]], Any]:  # fmt: skip
+    """``resolver`` as a whole index's ``resolve`` seam that also hands the repository's
+    extracts, the resolver's index over them and their edges to ``cache`` (default
+    :data:`CACHE`): the first one-file re-index after it reads and builds nothing."""
+    held = CACHE if cache is None else cache
+
+    def resolve(extracts: Iterable[FileExtract]) -> Any:
+        extracts = list(extracts)
+        found = resolver(extracts)
+        made = edge_pieces(resolver.last) if resolver.last is not None else {}
+        edges = {e.path: {} for e in extracts} | made  # every file's, with none or some
+        held.put(tables, realm, repo, {e.path: e for e in extracts}, index=resolver.index,
+                 edges=edges)  # fmt: skip
+        return found
+
+    return resolve
 
 
 _HEADS: dict[str, tuple[tuple, str | None]] = {}

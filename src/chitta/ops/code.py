@@ -12,7 +12,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chitta.code.model import SYMBOL_KINDS
@@ -53,14 +52,15 @@ def _index(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta.code.answers import Resolver
     from chitta.code.edges import store_edges
     from chitta.code.index import index_path
+    from chitta.code.reindex import handing_over
 
     root = file_path(ctx, p["path"], "path")
-    realm = _realm(chitta, p)
+    realm, code, model = _realm(chitta, p), chitta.store.code(), _model(chitta)
     embed = None if p.get("no_embed") else _embedding(chitta)
     resolver = Resolver()
-    report = index_path(chitta.store, realm, root, resolve=_index_primed(resolver, chitta, realm,
-                        root), progress=ctx.progress, embed=embed)  # fmt: skip
-    code, model = chitta.store.code(), _model(chitta)
+    repo = root.expanduser().resolve().as_posix()
+    report = index_path(chitta.store, realm, root, resolve=handing_over(resolver, code, realm,
+                        repo), progress=ctx.progress, embed=embed)  # fmt: skip
     if embed is not None:  # symbols an earlier --no-embed index (or another model) left bare
         bare = code.unembedded(realm, report.repo, model)
         if bare:
@@ -93,26 +93,6 @@ def _embedding(chitta: Chitta) -> Callable[[Sequence[StoredSymbol]], None]:
         embed_symbols(code, model, lambda texts: embedder.embed(texts).vectors, symbols)
 
     return embed
-
-
-def _index_primed(resolver: Any, chitta: Chitta, realm: str, root: Path) -> Any:
-    """``resolver`` for a whole index, which also hands the repository's extracts, the
-    resolver's index over them and their edges to the re-index cache (code/reindex.py): the
-    first one-file re-index after it reads and builds nothing."""
-    from chitta.code.edges import edge_pieces
-    from chitta.code.reindex import CACHE
-
-    tables, repo = chitta.store.code(), root.expanduser().resolve().as_posix()
-
-    def resolve(extracts: Any) -> Any:
-        extracts = list(extracts)
-        found = resolver(extracts)
-        edges = {e.path: {} for e in extracts} | edge_pieces(resolver.last)  # every file's
-        CACHE.put(tables, realm, repo, {e.path: e for e in extracts}, index=resolver.index,
-                  edges=edges)  # fmt: skip
-        return found
-
-    return resolve
 
 
 def _reindex(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
