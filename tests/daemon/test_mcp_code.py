@@ -119,9 +119,12 @@ def test_the_code_tool_joins_once_code_is_indexed(module_home: Path, repo: Path)
 
 
 @pytest.mark.parametrize(("setting", "offered"), [("off", False), ("on", True)])
-def test_chitta_mcp_code_overrides(tmp_path: Path, setting: str, offered: bool) -> None:
+def test_chitta_mcp_code_overrides(tmp_path: Path, setting: str, offered: bool, reaper) -> None:
     # A home without code: "on" offers the tool anyway, "off" never (listing needs no daemon).
     async def body(s: ClientSession, call: Call) -> None:
         assert ("code" in await names(s)) is offered
 
-    session(tmp_path / "h", body, CHITTA_MCP_CODE=setting, CHITTA_DAEMON_IDLE_S="1")
+    try:
+        session(tmp_path / "h", body, CHITTA_MCP_CODE=setting, CHITTA_DAEMON_IDLE_S="1")
+    finally:
+        reaper(tmp_path / "h")  # the daemon the server began to start
