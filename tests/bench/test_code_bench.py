@@ -167,3 +167,29 @@ def test_verify_detects_a_changed_file(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     with pytest.raises(CorpusDrift):
         code.verify(t, tmp_path)
+
+
+def test_a_package_offers_its_pinned_build_then_its_also_builds():
+    package = {
+        "package": "openjdk-17-source",
+        "version": "2",
+        "archive": "p_2.deb",
+        "also": [{"version": "1", "archive": "p_1.deb"}],
+    }
+    builds = code._builds(package)
+    assert [(b["version"], b["archive"]) for b in builds] == [("2", "p_2.deb"), ("1", "p_1.deb")]
+    assert all(b["package"] == "openjdk-17-source" for b in builds)
+    assert code._builds({"package": "x", "version": "1", "archive": "x.tgz"}) == [
+        {"package": "x", "version": "1", "archive": "x.tgz"}
+    ]
+
+
+def test_a_download_that_no_build_can_give_names_every_build_tried(tmp_path):
+    package = {
+        "package": "p",
+        "version": "2",
+        "archive": "p_2.tgz",
+        "also": [{"version": "1", "archive": "p_1.tgz"}],
+    }
+    with pytest.raises(CorpusUnavailable, match=r"p 2.*; .*p 1"):
+        code._download("no-such-registry", package, tmp_path)

@@ -235,8 +235,27 @@ def _packages(corpus: Mapping[str, object]) -> list[Mapping[str, object]]:
     return list(corpus.get("packages") or [corpus])  # type: ignore[call-overload]
 
 
+def _builds(package: Mapping[str, object]) -> list[Mapping[str, object]]:
+    """The pinned build of a package, then its ``also`` builds: other versions checked by
+    hand to hold the same corpus files (the SHA-256s still decide). A Debian mirror drops a
+    superseded build (the JDK's security updates) while an older point release's stays."""
+    also = package.get("also") or []
+    return [package, *({**package, **dict(b)} for b in also)]  # type: ignore[union-attr]
+
+
 def _download(registry: object, package: Mapping[str, object], dest: Path) -> Path:
-    """One package's archive in ``dest``, fetched through its registry's own client."""
+    """One package's archive in ``dest``, fetched through its registry's own client: the
+    first of its builds (``_builds``) the registry still offers."""
+    failures: list[str] = []
+    for build in _builds(package):
+        try:
+            return _download_build(registry, build, dest)
+        except CorpusUnavailable as exc:
+            failures.append(str(exc))
+    raise CorpusUnavailable("; ".join(failures))
+
+
+def _download_build(registry: object, package: Mapping[str, object], dest: Path) -> Path:
     archive = dest / str(package["archive"])
     if archive.exists():
         return archive
