@@ -166,3 +166,23 @@ def test_a_bad_root_is_refused_by_name(store, tmp_path: Path, python_extractor) 
     (tmp_path / "file.py").write_text("x = 1\n")
     with pytest.raises(NotAFolder, match="not a folder"):
         run(store, tmp_path / "file.py", python_extractor)
+
+
+def test_a_first_index_or_a_large_change_refreshes_the_planner_statistics(
+    store, git_repo, python_extractor, write_files, git_in, monkeypatch
+) -> None:
+    files = {f"pkg/m{n}.py": f"def f{n}():\n    return {n}\n" for n in range(60)}
+    root = git_repo(files)
+    refreshed: list[int] = []
+    tables = store.code()
+    monkeypatch.setattr(tables, "refresh_statistics", lambda: refreshed.append(1))
+    assert run(store, root, python_extractor).indexed == 60
+    assert refreshed == [1]
+    write_files(root, {"pkg/m0.py": "def g():\n    return 0\n"})  # one file: left to upkeep
+    git_in(root, "commit", "-qam", "one")
+    assert run(store, root, python_extractor).indexed == 1
+    assert refreshed == [1]
+    write_files(root, {f"pkg/m{n}.py": f"def h{n}():\n    return {n}\n" for n in range(6)})
+    git_in(root, "commit", "-qam", "a tenth")
+    assert run(store, root, python_extractor).indexed == 6  # a tenth of the 60: refreshed
+    assert refreshed == [1, 1]

@@ -262,3 +262,18 @@ def test_realms_are_kept_apart(code: CodeTables) -> None:
     assert code.files("home", REPO) == {PRICES: "p1"}
     code.remove_file("home", REPO, PRICES)
     assert code.files("work", REPO) == {CART: "c1", PRICES: "p1"}
+
+
+def test_refreshing_statistics_analyzes_postgresql_and_leaves_sqlite_alone(
+    code, store, backend
+) -> None:
+    code.refresh_statistics()
+    if backend == "postgresql":
+        rows = code._rows(
+            "SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL"
+        )
+        assert {r[0] for r in rows} >= {"code_files", "code_symbols", "code_callsites"}
+    else:  # no sqlite_stat1: every plan stays the schema's
+        assert code._rows("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'") == []
+    found = code.find_symbols("work", "total")
+    assert [s.symbol.qualified for s in found] == ["shop.cart.Cart.total"]

@@ -51,6 +51,10 @@ HEAD_BYTES = 4096
 BATCH = 200
 #: Files read between two progress reports (each may be a message from the daemon).
 PROGRESS_EVERY = 50
+#: An index that wrote or removed this many files, or a tenth of those stored before (a first
+#: index, a large change), refreshes the planner's statistics (``CodeTables.
+#: refresh_statistics``); a few files' change is left to the database's own upkeep.
+STATISTICS_FILES = 50
 #: Path parts that mark vendored code or build output.
 VENDORED = frozenset({
     "node_modules", "bower_components", "jspm_packages", "vendor", "vendors", "_vendor",
@@ -309,6 +313,8 @@ def index_path(
     if ran:
         tables.set_resolutions(realm, repo, resolve(tables.extracts(realm, repo)))  # type: ignore[misc]
         resolution = tables.resolution_counts(realm, repo)
+    if tally.indexed + removed >= min(STATISTICS_FILES, max(1, len(stored) // 10)):
+        tables.refresh_statistics()
     return IndexReport(
         realm=realm, repo=repo, commit=commit, git=in_git, seen=len(listed),
         indexed=tally.indexed, unchanged=tally.unchanged, removed=removed,

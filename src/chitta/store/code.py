@@ -281,6 +281,11 @@ class CodeTables(CodeLinks, Protocol):
         predicate, object: store/triplets.py's entity and predicate keys) → triplet id; with
         ``subjects`` (subject keys), those of edges from them only."""
 
+    def refresh_statistics(self) -> None:
+        """Tell the database's planner what the code tables now hold, after an index changed
+        many of their rows (PostgreSQL: ``ANALYZE``; SQLite: nothing)."""
+        ...
+
     def set_edge_triplets(
         self, realm: str, repo: str, add: Mapping[EdgeKey, str], drop: Sequence[EdgeKey]
     ) -> None:

@@ -100,15 +100,28 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     """:class:`chitta.store.code.CodeTables` over a backend's ``read`` and ``write`` (the
     links and the symbol history: store/code_links_sql.py)."""
 
-    def __init__(self, read: Read, write: Write, placeholder: str = "?") -> None:
+    def __init__(
+        self, read: Read, write: Write, placeholder: str = "?", *, analyze: bool = False
+    ) -> None:
         self._read_raw, self._write = read, write
         self._placeholder = placeholder
+        self._analyze = analyze
 
     def _sql(self, sql: str) -> str:
         return sql if self._placeholder == "?" else sql.replace("?", self._placeholder)
 
     def _rows(self, sql: str, params: Sequence[object] = ()) -> list:
         return self._read_raw(self._sql(sql), list(params))
+
+    def refresh_statistics(self) -> None:
+        # PostgreSQL plans by its statistics: on tables just filled, before autovacuum has
+        # sampled them, it guesses a few rows a name and reads a lookup's rows through a
+        # bitmap heap scan and a sort instead of the covering index (docs/benchmarks.md).
+        # SQLite plans by the schema alone, and is left so: an ANALYZE there would change the
+        # plans of every statement, all of them measured without one.
+        if self._analyze:
+            with self._write() as cur:
+                cur.execute(f"ANALYZE {', '.join(TABLES)}")
 
     # --- writes -----------------------------------------------------------------------------
 

@@ -738,7 +738,7 @@ class PostgresStore:
     def code(self) -> CodeTables:
         """The code tables (store/code_sql.py's statements, read as this backend reads)."""
         if self._code is None:
-            self._code = code_sql.SQLCodeTables(self._read, self._tx, "%s")
+            self._code = code_sql.SQLCodeTables(self._read, self._tx, "%s", analyze=True)
         return self._code
 
     # --- the time cue's period ---------------------------------------------------------------
