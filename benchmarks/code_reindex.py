@@ -46,6 +46,16 @@ def _pct(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))], 1)
 
 
+def _by_lines(sizes: list[tuple[int, float]]) -> dict[str, dict[str, float]]:
+    """p50/p95 of the held edits by the edited file's length: up to 1,000 lines, and over."""
+    out = {}
+    for band, keep in (("up_to_1000", lambda n: n <= 1000), ("over_1000", lambda n: n > 1000)):
+        ms = [t for n, t in sizes if keep(n)]
+        if ms:
+            out[band] = {"edits": len(ms), "p50_ms": _pct(ms, 50), "p95_ms": _pct(ms, 95)}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="a package's source folder")
@@ -69,12 +79,17 @@ def main() -> None:
         lines = sum((root / p).read_text(errors="replace").count("\n") for p in files)
         rng = random.Random(1)
 
+        sizes: list[tuple[int, float]] = []  # (the edited file's lines, ms) of the held edits
+
         def edit(n: int, with_cache: ExtractCache) -> float:
             path = root / rng.choice(files)
             path.write_text(path.read_text() + f"\n\ndef _bench_edit_{n}():\n    return len([])\n")
             t = time.perf_counter()
             index_files(store, "bench", root, [str(path)], resolve=True, cache=with_cache)
-            return (time.perf_counter() - t) * 1000
+            ms = (time.perf_counter() - t) * 1000
+            if with_cache is cache:
+                sizes.append((path.read_text().count("\n"), ms))
+            return ms
 
         # The held edits first: a cold one changes a file the held cache would then read again.
         warm = [edit(i, cache) for i in range(args.edits)]
@@ -86,6 +101,8 @@ def main() -> None:
         "edits": args.edits, "p50_ms": _pct(warm, 50), "p95_ms": _pct(warm, 95),
         "mean_ms": round(statistics.mean(warm), 1),
         "cold_p50_ms": _pct(cold, 50), "cache_loads": cache.loads,
+        # The time grows with the edited file: the figures by its length.
+        "by_lines": _by_lines(sizes),
         "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
     }  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -270,7 +270,8 @@ def test_refreshing_statistics_analyzes_postgresql_and_leaves_sqlite_alone(
     code.refresh_statistics()
     if backend == "postgresql":
         rows = code._rows(
-            "SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL"
+            "SELECT relname FROM pg_stat_user_tables WHERE last_analyze IS NOT NULL "
+            "AND last_vacuum IS NOT NULL"
         )
         assert {r[0] for r in rows} >= {"code_files", "code_symbols", "code_callsites"}
     else:  # no sqlite_stat1: every plan stays the schema's

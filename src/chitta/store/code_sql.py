@@ -101,11 +101,16 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     links and the symbol history: store/code_links_sql.py)."""
 
     def __init__(
-        self, read: Read, write: Write, placeholder: str = "?", *, analyze: bool = False
+        self,
+        read: Read,
+        write: Write,
+        placeholder: str = "?",
+        *,
+        maintain: Callable[[str], None] | None = None,
     ) -> None:
         self._read_raw, self._write = read, write
         self._placeholder = placeholder
-        self._analyze = analyze
+        self._maintain = maintain  # a statement run outside any transaction (PostgreSQL)
 
     def _sql(self, sql: str) -> str:
         return sql if self._placeholder == "?" else sql.replace("?", self._placeholder)
@@ -116,12 +121,12 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
     def refresh_statistics(self) -> None:
         # PostgreSQL plans by its statistics: on tables just filled, before autovacuum has
         # sampled them, it guesses a few rows a name and reads a lookup's rows through a
-        # bitmap heap scan and a sort instead of the covering index (docs/benchmarks.md).
-        # SQLite plans by the schema alone, and is left so: an ANALYZE there would change the
-        # plans of every statement, all of them measured without one.
-        if self._analyze:
-            with self._write() as cur:
-                cur.execute(f"ANALYZE {', '.join(TABLES)}")
+        # bitmap heap scan and a sort instead of the covering index; and until a vacuum marks
+        # the new pages all-visible, an index-only scan still visits the table for each row
+        # (docs/benchmarks.md). SQLite plans by the schema alone, and is left so: an ANALYZE
+        # there would change the plans of every statement, all of them measured without one.
+        if self._maintain is not None:
+            self._maintain(f"VACUUM (ANALYZE) {', '.join(TABLES)}")
 
     # --- writes -----------------------------------------------------------------------------
 

@@ -171,6 +171,15 @@ class PostgresStore:
             cur = conn.execute(sql, params, binary=binary)
             return cur.fetchall() if cur.description else []
 
+    def _maintain(self, sql: str) -> None:
+        """Run a maintenance statement (``VACUUM``, ``ANALYZE``) outside any transaction: an
+        upkeep the database would do itself later, so a store that takes no writes skips it,
+        and a role that may not maintain a table gets the server's warning, not an error."""
+        if self.read_only is not None:
+            return
+        with self._connection("the upkeep of the tables") as conn:
+            conn.execute(sql)
+
     @contextmanager
     def _tx(self, doing: str = "the write") -> Iterator[psycopg.Cursor]:
         """One write transaction, committed on exit, rolled back on error; it waits while
@@ -738,7 +747,7 @@ class PostgresStore:
     def code(self) -> CodeTables:
         """The code tables (store/code_sql.py's statements, read as this backend reads)."""
         if self._code is None:
-            self._code = code_sql.SQLCodeTables(self._read, self._tx, "%s", analyze=True)
+            self._code = code_sql.SQLCodeTables(self._read, self._tx, "%s", maintain=self._maintain)
         return self._code
 
     # --- the time cue's period ---------------------------------------------------------------
