@@ -3,7 +3,7 @@ real repository, as the daemon does it after an Edit (the repository's extracts 
 memory, code/reindex.py), and the first one after a start (extracts read from the store).
 
     PYTHONPATH=src .venv/bin/python benchmarks/code_reindex.py \
-        .venv/lib/python3.11/site-packages/huggingface_hub --edits 60
+        .venv/lib/python3.11/site-packages/huggingface_hub --edits 200
 
 The package's sources are copied into a temporary git repository and indexed whole (with its
 edges as triplets, as ``code_index`` does); then ``--edits`` times a file (chosen at random,
@@ -59,7 +59,7 @@ def _by_lines(sizes: list[tuple[int, float]]) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path, help="a package's source folder")
-    parser.add_argument("--edits", type=int, default=60)
+    parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/code_reindex.json"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
