@@ -12,7 +12,7 @@ rm -rf "$dest" && mkdir -p "$dest/python" "$dest/go" "$dest/typescript"
 # The larger pure-Python packages; their vendored copies (pip/_vendor) the indexer skips.
 for pkg in pip numpy pygments huggingface_hub setuptools pydantic hypothesis _pytest rich \
            mcp psycopg fsspec anyio click starlette pluggy onnxruntime \
-           pkg_resources google cryptography psutil; do
+           pkg_resources google cryptography psutil packaging jsonschema filelock; do
   [ -d "$site/$pkg" ] && cp -r "$site/$pkg" "$dest/python/"
 done
 go=$cache/go/tree/usr/share/go-1.19/src

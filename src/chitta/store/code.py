@@ -283,7 +283,7 @@ class CodeTables(CodeLinks, Protocol):
 
     def refresh_statistics(self) -> None:
         """Tell the database's planner what the code tables now hold, after an index changed
-        many of their rows (PostgreSQL: ``ANALYZE``; SQLite: nothing)."""
+        many of their rows (PostgreSQL: ``VACUUM (ANALYZE)``; SQLite: nothing)."""
         ...
 
     def set_edge_triplets(
