@@ -81,3 +81,21 @@ def test_the_memory_helpers_act_on_glibc_and_do_nothing_elsewhere(
     assert isinstance(released, bool) and (glibc or released is False)
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert memory.limit_arenas() is False  # the environment's choice stands
+
+
+def test_settle_freezes_a_large_old_generation_once() -> None:
+    import gc
+
+    held = [{"n": n} for n in range(50_000)]  # long-lived objects, as a held code index
+    gc.collect()  # they are old now
+    before = gc.get_freeze_count()
+    try:
+        assert memory.settle(threshold=10**9) is False  # not that many
+        assert gc.get_freeze_count() == before
+        assert memory.settle(threshold=len(held)) is True
+        assert gc.get_freeze_count() >= before + len(held)
+        assert len(gc.get_objects(generation=2)) < len(held)  # the collector walks them no more
+        assert memory.settle(threshold=len(held)) is False  # nothing new to settle
+    finally:
+        gc.unfreeze()
+    assert held[-1] == {"n": 49_999}

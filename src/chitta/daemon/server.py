@@ -277,7 +277,8 @@ class Daemon:
         return True
 
     def _trim_when_quiet(self) -> None:
-        """Give freed memory back once no request has run for TRIM_QUIET_S."""
+        """Give freed memory back once no request has run for TRIM_QUIET_S (and settle the
+        heap, daemon/memory.py ``settle``)."""
         with self._idle:
             if self._trimmed or self._in_flight:
                 return
@@ -287,6 +288,7 @@ class Daemon:
         # onnxruntime's arena first: what it hands back is then free for trim() to return.
         release = getattr(self.chitta.embedder, "release_memory", None)
         try:
+            memory.settle()  # a full collection now, while nothing waits, and none later
             if release is not None:
                 release()
             memory.trim()
