@@ -214,7 +214,7 @@ class SQLCodeTables(SymbolVectorsSQL, SQLCodeLinks):
 
     def set_resolutions(self, realm: str, repo: str, resolutions: Sequence[Resolution]) -> int:
         # The targets' files only (by the file index): a re-index answers a few calls.
-        files = list(dict.fromkeys(t.path for r in resolutions for t in r.targets))
+        files = [t.path for r in resolutions for t in r.targets]  # _within reads each once
         ids = {(path, q, kind, start): sid for on, part in _within("path", files)
                for sid, path, q, kind, start in self._rows(
                    "SELECT id, path, qualified, kind, start_line FROM code_symbols WHERE "
