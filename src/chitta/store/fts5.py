@@ -74,16 +74,26 @@ class _Tokenizer:
 
 
 def content_length(sz: bytes) -> int:
-    """The first number of an FTS5 ``docsize`` record, the row's content tokens: a SQLite
-    varint (7 bits a byte, high bit set on all but the last; a ninth byte gives 8 bits)."""
-    value = 0
-    for i, byte in enumerate(sz[:9]):
-        if i == 8:
-            return (value << 8) | byte
+    """The first number of an FTS5 ``docsize`` record, the row's content tokens."""
+    return column_lengths(sz)[0]
+
+
+def column_lengths(sz: bytes) -> tuple[int, ...]:
+    """The numbers of an FTS5 ``docsize`` record, one per column (content, then tags): each a
+    SQLite varint (7 bits a byte, high bit set on all but the last; a ninth byte gives 8)."""
+    values: list[int] = []
+    value = used = 0
+    for byte in sz:
+        used += 1
+        if used == 9:
+            values.append((value << 8) | byte)
+            value = used = 0
+            continue
         value = (value << 7) | (byte & 0x7F)
         if byte < 0x80:
-            break
-    return value
+            values.append(value)
+            value = used = 0
+    return tuple(values)
 
 
 @functools.cache

@@ -61,6 +61,12 @@ class TermStats:
             self._size[realm] += sign
             self._changes[realm] += 1
 
+    def touch(self, realm: str) -> None:
+        """Count a change of a live memory of ``realm`` that leaves its words as they were (its
+        tags): whoever keeps other state of the realm's rows in step reads them again."""
+        with self._lock:
+            self._changes[realm] += 1
+
     def changes(self) -> dict[str, int]:
         """For each realm: how many times a memory was counted in or out of it (a write, a
         forget, a restore, an edit, a purge), since this count began."""

@@ -143,6 +143,29 @@ def test_tags_column_alone(store: Store, make_memory: MakeMemory) -> None:
     assert store.keyword_search(["otter"], Scope("work"), 10)[0][0] == both.id
 
 
+def test_a_realm_without_tags_is_not_searched_for_them(
+    store: Store, make_memory: MakeMemory
+) -> None:
+    """The tag lane on a realm nobody tags reads no postings; tagging one of its memories
+    afterwards is seen by the next search."""
+    plain = make_memory("an otter in the text only")
+    store.insert([(plain, None), (make_memory("x", realm="away", tags=("otter",)), None)])
+    store.keyword_search(["otter"], Scope("work"), 10)  # the row table is built
+    reads: list[str] = []
+    query = store._query
+    store._query = lambda sql, params=(): reads.append(sql) or query(sql, params)  # type: ignore[method-assign]
+    try:
+        assert store.keyword_search(["otter"], Scope("work"), 10, column="tags") == []
+        assert not any("memories_fts_instance" in sql for sql in reads)
+        assert store.keyword_frequencies(["otter"], "work") == (1, {"otter": 1})
+    finally:
+        del store._query
+    store.update(replace(plain, tags=("otter",)))
+    assert [m for m, _ in store.keyword_search(["otter"], Scope("work"), 10, column="tags")] == [
+        plain.id
+    ]
+
+
 def test_other_realms_are_searched_as_one_collection(crowded: Store) -> None:
     """xr's keyword half: every realm but the recall's, scored as one realm of them all."""
     others = [m for realm in ("work", "away") for m in crowded.iter_memories(realm=realm)]
@@ -172,6 +195,11 @@ operations = st.lists(
         st.tuples(st.just("forget"), st.integers(0, 50)),
         st.tuples(st.just("restore"), st.integers(0, 50)),
         st.tuples(st.just("edit"), st.integers(0, 50), texts),
+        st.tuples(
+            st.just("retag"),
+            st.integers(0, 50),
+            st.lists(st.sampled_from(WORDS[:3]), max_size=2, unique=True),
+        ),
         st.tuples(st.just("move"), st.integers(0, 50)),
         st.tuples(st.just("purge"), st.integers(0, 50)),
     ),
@@ -185,9 +213,10 @@ operations = st.lists(
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(ops=operations, terms=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
 def test_statistics_follow_every_write(make_memory: MakeMemory, ops, terms) -> None:
-    """Property: after any sequence of writes, forgets, restores, edits, moves between realms
-    and purges, searched after each, a realm's ranking and scores are those of a store built
-    afresh from its live memories."""
+    """Property: after any sequence of writes, forgets, restores, edits of text or tags, moves
+    between realms and purges, searched after each, a realm's ranking and scores (over text
+    and tags, and over the tags alone) are those of a store built afresh from its live
+    memories."""
     with new_store() as store:
         made: list[str] = []
         for op in ops:
@@ -206,6 +235,8 @@ def test_statistics_follow_every_write(make_memory: MakeMemory, ops, terms) -> N
                     store.set_deleted(memory_id, None)
                 elif op[0] == "edit":
                     store.update(replace(current, content=f"note {op[2]}"))
+                elif op[0] == "retag":
+                    store.update(replace(current, tags=tuple(op[2])))
                 elif op[0] == "move":
                     store.update(replace(current, realm="away" if current.realm == "home"
                                          else "home"))  # fmt: skip
@@ -213,9 +244,10 @@ def test_statistics_follow_every_write(make_memory: MakeMemory, ops, terms) -> N
                     store.purge(memory_id)
             for realm in ("home", "away"):
                 with alone(store, Scope(realm)) as single:
-                    assert store.keyword_search(terms, Scope(realm), 40) == (
-                        single.keyword_search(terms, Scope(realm), 40)
-                    )
+                    for column in (None, "tags"):
+                        assert store.keyword_search(terms, Scope(realm), 40, column=column) == (
+                            single.keyword_search(terms, Scope(realm), 40, column=column)
+                        )
 
 
 def test_statistics_follow_a_restored_backup(store: Store, make_memory, tmp_path) -> None:
@@ -255,3 +287,11 @@ def test_tokenizer_is_the_stores(store: Store) -> None:
 ])  # fmt: skip
 def test_content_length_reads_a_docsize_varint(record: bytes, length: int) -> None:
     assert fts5.content_length(record) == length
+
+
+@pytest.mark.parametrize(("record", "lengths"), [
+    (b"\x0b\x00", (11, 0)), (b"\x82\x2c\x03", (300, 3)), (b"\x05\x81\x00", (5, 128)),
+    (b"\x81\x80\x00\x01", (16384, 1)),
+])  # fmt: skip
+def test_column_lengths_read_each_column(record: bytes, lengths: tuple[int, int]) -> None:
+    assert fts5.column_lengths(record) == lengths

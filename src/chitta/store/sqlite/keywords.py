@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chitta.store import bm25
-from chitta.store.fts5 import content_length, stems
+from chitta.store.fts5 import column_lengths, stems
 from chitta.store.terms import TermStats
 
 Read = Callable[[str, Sequence[object]], list]
@@ -49,6 +49,9 @@ class Rows:
     codes: Mapping[str, int]
     size: Mapping[int, int]
     tokens: Mapping[int, int]
+    #: Each realm's tag tokens: none means a tags-column search there finds nothing, and
+    #: need not read the index (a realm nobody tags is the common case).
+    tag_tokens: Mapping[int, int]
     #: df found by searches over these rows, by (realm codes, term, column): the gate's
     #: ceiling asks again for the terms the keyword lane has just counted.
     known_df: dict[tuple, int] = field(default_factory=dict, compare=False, repr=False)
@@ -61,8 +64,8 @@ class RowTable:
     The realm's word counts (:class:`TermStats`) count every change of a realm's live
     memories; when a realm's count moved by exactly the live rows that are new since the last
     look (rowids above the highest seen), those rows are added; any other change there (a
-    forget, a restore, an edit, a purge) reads that realm's rows again. A new TermStats (a
-    restored backup) reads everything again.
+    forget, a restore, an edit of its text or tags, a purge) reads that realm's rows again. A
+    new TermStats (a restored backup) reads everything again.
     """
 
     def __init__(self) -> None:
@@ -79,15 +82,15 @@ class RowTable:
                    if changes.get(r, 0) != self._seen.get(r, 0)}  # fmt: skip
         if not changed:
             return self._rows
-        new: dict[str, list[tuple[int, int]]] = {}
+        new: dict[str, list[tuple[int, int, int]]] = {}
         for rowid, realm, sz in read(_LIVE_ROWS + " AND m.rowid > ?", (self._top,)):
-            new.setdefault(realm, []).append((rowid, content_length(sz)))
+            new.setdefault(realm, []).append(_lengths(rowid, sz))
         if not set(new) <= changed:  # a live row nobody counted: start again
             return self._build(read, terms, changes)
         reread = {r for r in changed
                   if changes.get(r, 0) - self._seen.get(r, 0) != len(new.get(r, ()))}  # fmt: skip
         for realm in reread:
-            new[realm] = [(rowid, content_length(sz)) for rowid, sz in read(
+            new[realm] = [_lengths(rowid, sz) for rowid, sz in read(
                 "SELECT m.rowid, d.sz FROM memories m JOIN memories_fts_docsize d ON "
                 "d.id = m.rowid WHERE m.realm = ? AND m.deleted_at IS NULL", (realm,))]  # fmt: skip
         self._rows = _updated(self._rows, new, reread, self._max_rowid(read))
@@ -95,10 +98,10 @@ class RowTable:
         return self._rows
 
     def _build(self, read: Read, terms: TermStats, changes: dict[str, int]) -> Rows:
-        new: dict[str, list[tuple[int, int]]] = {}
+        new: dict[str, list[tuple[int, int, int]]] = {}
         for rowid, realm, sz in read(_LIVE_ROWS, ()):
-            new.setdefault(realm, []).append((rowid, content_length(sz)))
-        empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {})
+            new.setdefault(realm, []).append(_lengths(rowid, sz))
+        empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {}, {})
         self._top = 0  # a restored backup may number its rows lower
         self._rows = _updated(empty, new, set(new), self._max_rowid(read))
         self._terms, self._seen = terms, changes
@@ -109,8 +112,14 @@ class RowTable:
         return self._top
 
 
+def _lengths(rowid: int, sz: bytes) -> tuple[int, int, int]:
+    """A row's rowid, content tokens and tag tokens, from its FTS5 docsize record."""
+    content, tags = (*column_lengths(sz), 0, 0)[:2]
+    return rowid, content, tags
+
+
 def _updated(
-    rows: Rows, new: Mapping[str, list[tuple[int, int]]], whole: Collection[str], top: int
+    rows: Rows, new: Mapping[str, list[tuple[int, int, int]]], whole: Collection[str], top: int
 ) -> Rows:
     """``rows`` with the rows of ``new`` added; for the realms in ``whole``, ``new`` holds all
     their live rows (perhaps none) and replaces what ``rows`` had of them."""
@@ -120,17 +129,19 @@ def _updated(
     length = np.zeros(size, np.int32)
     length[: len(rows.length)] = rows.length
     codes, count, tokens = dict(rows.codes), dict(rows.size), dict(rows.tokens)
+    tag_tokens = dict(rows.tag_tokens)
     for name, items in new.items():
         code = codes.setdefault(name, len(codes))
         if name in whole:
             realm[realm == code] = -1
-            count[code] = tokens[code] = 0
-        ids = np.array([rowid for rowid, _ in items], dtype=np.int64)
-        lengths = np.array([n for _, n in items], dtype=np.int32)
+            count[code] = tokens[code] = tag_tokens[code] = 0
+        ids = np.array([rowid for rowid, _, _ in items], dtype=np.int64)
+        lengths = np.array([n for _, n, _ in items], dtype=np.int32)
         realm[ids], length[ids] = code, lengths
         count[code] = count.get(code, 0) + len(items)
         tokens[code] = tokens.get(code, 0) + int(lengths.sum())
-    return Rows(realm, length, codes, count, tokens)
+        tag_tokens[code] = tag_tokens.get(code, 0) + sum(t for _, _, t in items)
+    return Rows(realm, length, codes, count, tokens, tag_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +168,11 @@ def search(
     n = sum(rows.size.get(c, 0) for c in codes)
     total = sum(rows.tokens.get(c, 0) for c in codes)
     avgdl = total / n if n else 0.0
+    if column == "tags" and not any(rows.tag_tokens.get(c, 0) for c in codes):
+        df = {term: 0 for term in dict.fromkeys(terms)}
+        for term in df:
+            rows.known_df[(tuple(codes), term, column)] = 0
+        return Ranked(_NO_ROWS, np.zeros(0), n, df)
     found: list[np.ndarray] = []
     parts: list[np.ndarray] = []
     df: dict[str, int] = {}

@@ -144,17 +144,21 @@ class Memories(Connection):
 
     def _recount_if_changed(self, memory: Memory) -> None:
         """Keep the word counts and entity links right when an update changes a memory's
-        text or realm, or forgets or restores it."""
+        text or realm, or forgets or restores it; a change of a live memory's tags alone is
+        counted as a change of its realm (the keyword search's row table reads its tag
+        lengths again, keywords.py)."""
         if self._terms is None and self._links is None:
             return
         rows = self._query(
-            "SELECT realm, content, deleted_at FROM memories WHERE id = ?", (memory.id,)
+            "SELECT realm, content, deleted_at, tags FROM memories WHERE id = ?", (memory.id,)
         )
         if not rows:
             return
-        realm, content, deleted_at = rows[0]
+        realm, content, deleted_at, tags = rows[0]
         was_live, is_live = deleted_at is None, memory.deleted_at is None
         if (realm, content, was_live) == (memory.realm, memory.content, is_live):
+            if self._terms is not None and is_live and (tags or "") != " ".join(memory.tags):
+                self._terms.touch(realm)
             return
         if self._terms is not None:
             if was_live:
