@@ -5,7 +5,8 @@ and the sum over both sets that the tuning rule compares.
     python benchmarks/tuning/grid.py tune configs.json out.json [--vector-cache DIR]
 
 ``configs.json`` maps a name to changes of ``hybrid``: ``{"lanes": {...}}`` for the lane
-weights, any other RecallConfig field by name (``{"rrf_k": 30}``, ``{"common_fraction": null}``).
+weights, any other RecallConfig field by name (``{"rrf_k": 30}``, ``{"common_fraction": null}``,
+``{"fusion": "rsf", "rsf_lanes": {"sem": 0.5, "kw": 0.5}}``).
 The final figures of a decision come from ``chitta bench locomo`` (docs/benchmarks.md).
 """
 

@@ -524,7 +524,7 @@ class Chitta:
             # What the pipeline ran at: 4 x limit when the reranker cuts to the limit after it.
             ran = limit if reranker is None else fetch_limit(limit)
             request = {"limit": limit, "depth": config.depth(ran), "strategy": strategy,
-                       "fusion": config.fusion, "lanes": dict(config.lane_weights),
+                       "fusion": config.fusion, "lanes": config.fusion_weights(),
                        "include_superseded": include_superseded, "cross_realm": cross_realm,
                        "disable_hdc": disable_hdc, "session": name is not None,
                        "rerank": reranker is not None,

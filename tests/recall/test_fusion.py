@@ -117,6 +117,17 @@ def test_rsf_single_score_lists_and_missing_confidence() -> None:
     assert rsf({"sem": []}) == []
 
 
+def test_rsf_min_span_keeps_a_short_list_from_being_stretched() -> None:
+    pair = {"sem": [("a", 0.75), ("b", 0.70)]}
+    assert {f.id: f.score for f in rsf(pair)} == {"a": 0.6, "b": 0.0}
+    spanned = {f.id: f.score for f in rsf(pair, min_span=0.25)}
+    assert spanned["a"] == pytest.approx(0.6)
+    assert spanned["b"] == pytest.approx(0.6 * (1 - 0.05 / (0.25 * 0.75)))  # 1 and 0.73
+    # A list spread wider than the floor is min-max normalised as before.
+    wide = {"sem": [("a", 0.9), ("b", 0.3), ("c", 0.1)]}
+    assert [f.score for f in rsf(wide, min_span=0.25)] == [f.score for f in rsf(wide)]
+
+
 def test_rsf_weights_and_boosts_are_parameters() -> None:
     fused = rsf({"x": [("a", 2.0), ("b", 1.0)], "y": [("b", 1.0)]}, weights={"x": 2.0},
                 boosts={"y": 0.5})  # fmt: skip
@@ -126,9 +137,9 @@ def test_rsf_weights_and_boosts_are_parameters() -> None:
 confidences = st.dictionaries(st.sampled_from("abcdefgh"), st.floats(0, 1))
 
 
-@given(lanes, confidences)
-def test_rsf_invariants(rankings, confidence) -> None:
-    fused = rsf(rankings, confidence=confidence)
+@given(lanes, confidences, st.sampled_from([0.0, 0.25, 1.0]))
+def test_rsf_invariants(rankings, confidence, min_span) -> None:
+    fused = rsf(rankings, confidence=confidence, min_span=min_span)
     ids = {i for ranking in rankings.values() for i, _ in ranking}
     assert {f.id for f in fused} == ids
     scores = [f.score for f in fused]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chitta.api import Chitta
 from chitta.config import RecallSwitches, Settings, load_settings
 from chitta.errors import BadArgument
-from chitta.recall.config import KNOWN_LANES, PRESETS, preset
+from chitta.recall.config import HYBRID_RSF, KNOWN_LANES, PRESETS, preset
 from chitta.recall.lanes import LANES
 
 NOTES = [
@@ -184,13 +184,22 @@ def test_superseded_and_forgotten_corrections_do_not_match(corrected) -> None:
 
 
 def test_rsf_fusion_mode_keeps_lane_contributions(stocked: Chitta) -> None:
-    result = stocked.recall("why not our own write-ahead log?", realm="demo", fusion="rsf")
+    """hybrid fuses by rsf with its own weights; the scoring stage weighs confidence, so the
+    fused contributions carry seed 001's confidence factor only with that stage off."""
+    query = "why not our own write-ahead log?"
+    assert preset("hybrid").fusion == "rsf"
+    result = stocked.recall(query, realm="demo")
     top = result.hits[0]
     assert "SQLite WAL" in top.memory.content
     assert top.score == pytest.approx(sum(h.contribution for h in top.lanes.values()))
+    assert top.lanes["sem"].contribution == pytest.approx(HYBRID_RSF["sem"])  # best in sem
+    unscored = stocked.recall(query, realm="demo", ablate=["scoring"])
+    top = unscored.hits[0]
     factor = 0.5 + 0.5 * top.memory.confidence.mu
-    assert top.lanes["sem"].contribution == pytest.approx(0.6 * factor)  # best in sem
-    tagged = stocked.recall("storage", realm="demo", fusion="rsf")
+    assert top.lanes["sem"].contribution == pytest.approx(HYBRID_RSF["sem"] * factor)
+    seeded = stocked.recall(query, realm="demo", strategy="field", fusion="rsf")
+    assert seeded.hits[0].lanes["sem"].contribution == pytest.approx(0.6)  # seed 001's weight
+    tagged = stocked.recall("storage", realm="demo", ablate=["scoring"])
     hit = next(h for h in tagged.hits if "tag" in h.lanes)
     assert hit.lanes["tag"].contribution == pytest.approx(
         0.05 * (0.5 + 0.5 * hit.memory.confidence.mu)

@@ -102,7 +102,7 @@ def answer(result: RecallResult) -> tuple[list, list[float]]:
 def test_other_realms_never_change_a_recall(fresh_stores, embedder, mine, theirs, query) -> None:
     """Property, through the whole pipeline: a keyword and a hybrid recall in a realm return
     the same hits in the same order with the same scores after other realms gained memories.
-    Keyword scores are equal exactly; a cosine may move in its last float32 bit, since the
+    Keyword scores are equal exactly; a cosine may move in its last float32 bits, since the
     vector index multiplies one matrix of every realm's vectors (hence distinct texts here:
     no two memories of the realm tie on their vectors)."""
     with fresh_stores() as store:
@@ -123,7 +123,10 @@ def test_other_realms_never_change_a_recall(fresh_stores, embedder, mine, theirs
         after = recalls()
         assert [order for order, _ in after] == [order for order, _ in before]
         assert after[0][1] == before[0][1]  # keyword only: exactly
-        np.testing.assert_allclose(after[1][1], before[1][1], rtol=1e-6, atol=0)
+        # hybrid's rsf divides a cosine's distance from the lane's best by the lane's span
+        # (at least half the best), so a last-bit change of a cosine may come out a
+        # few times larger in the fused score; a change of any real size would be far above.
+        np.testing.assert_allclose(after[1][1], before[1][1], rtol=1e-5, atol=0)
 
 
 def test_a_realms_scores_stay_put_when_a_big_realm_shares_its_words(store: Store) -> None:

@@ -146,15 +146,17 @@ def test_the_scoring_stage_pushing_an_episode_below_the_cut_is_a_ranking_miss(
     chitta: Chitta,
 ) -> None:
     # The deliberate defect of §1.4, in chitta's terms: the kind prior of the scoring stage
-    # (episode 0.7, wisdom 1.1) ranks an episode below a curated memory of about equal match.
+    # (episode 0.7, wisdom 1.1) ranks an episode below a curated memory of about equal match
+    # (fused by rrf, where about equal matches score about equally).
     episode = chitta.remember("We agreed the kafka retention for events is seven days",
                               realm="k", kind="episode").id  # fmt: skip
     chitta.remember("Kafka retention for the audit topic stays at thirty days", realm="k",
                     kind="wisdom")  # fmt: skip
     query = "what kafka retention did we agree for events?"
-    plain = chitta.recall(query, realm="k", limit=1, trace=True, ablate=["scoring"])
+    plain = chitta.recall(query, realm="k", limit=1, trace=True, ablate=["scoring"],
+                          fusion="rrf")  # fmt: skip
     assert confirm(plain.trace, [episode])["code"] == RETURNED
-    scored = chitta.recall(query, realm="k", limit=1, trace=True)
+    scored = chitta.recall(query, realm="k", limit=1, trace=True, fusion="rrf")
     assert confirm(scored.trace, [episode])["code"] == RANKING_MISS
     factors = {row["ref"]: row["factors"] for row in scored.trace["scoring"]}
     assert factors[episode]["kind"] < 1

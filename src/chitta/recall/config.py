@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from chitta.errors import BadArgument
-from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_WEIGHTS
+from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_MIN_SPAN, RSF_WEIGHTS
 
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
@@ -43,6 +43,12 @@ class RecallConfig:
     common_fraction: float | None = 0.1
     #: How the lanes' rankings are fused: "rrf" or "rsf".
     fusion: str = "rrf"
+    #: Lane weights under ``rsf`` in place of the seed's (:meth:`rsf_weights`); ``lane_weights``
+    #: stay the weights under ``rrf`` (a preset can be fused either way).
+    rsf_lanes: Mapping[str, float] = field(default_factory=dict)
+    #: Under ``rsf``, each lane's span is at least this share of its best score
+    #: (recall/fusion.py): a small realm's near-equal memories stay near-equal.
+    rsf_min_span: float = RSF_MIN_SPAN
     #: Whether the keyed correction lookup (``corr``) runs beside the lanes; never fused.
     corrections: bool = True
     #: The scoring stage (bounded factors, recall/scoring.py) and lateral inhibition
@@ -89,10 +95,16 @@ class RecallConfig:
             return self
         return replace(self, lane_weights=MappingProxyType({**self.lane_weights, lane: weight}))
 
+    def fusion_weights(self) -> dict[str, float]:
+        """The weights the config's fusion applies to each running lane (the trace's
+        ``request.lanes``): the rrf weights, or under ``rsf`` :meth:`rsf_weights`."""
+        return self.rsf_weights() if self.fusion == "rsf" else dict(self.lane_weights)
+
     def rsf_weights(self) -> dict[str, float]:
-        """Each running lane's weight under ``rsf``: seed 001's where it gives one."""
+        """Each running lane's weight under ``rsf``: the preset's own (``rsf_lanes``), else
+        seed 001's where it gives one, else :data:`RSF_OTHER_LANE` × its weight."""
         return {
-            lane: RSF_WEIGHTS.get(lane, RSF_OTHER_LANE * weight)
+            lane: self.rsf_lanes.get(lane, RSF_WEIGHTS.get(lane, RSF_OTHER_LANE * weight))
             for lane, weight in self.lane_weights.items()
             if lane not in RSF_BOOSTS
         }
@@ -106,6 +118,10 @@ def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
             f"unknown lane {unknown[0]!r} in {where}; lanes are: {', '.join(sorted(KNOWN_LANES))}"
             f"; stages are: {', '.join(sorted(KNOWN_STAGES))}"
         )
+
+
+#: ``hybrid``'s lane weights under rsf (the other lanes: :data:`RSF_OTHER_LANE` × weight).
+HYBRID_RSF = {"sem": 0.5, "kw": 0.5, "ctx": 1.2}
 
 
 def _preset(name: str, **weights: float) -> RecallConfig:
@@ -122,7 +138,15 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # code at seed 001's code_symbol_weight; it runs only for code-like queries naming
         # indexed symbols (docs/benchmarks.md, "The code lane": 0 of LoCoMo's and
         # LongMemEval's questions).
-        "hybrid": _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, code=0.5),
+        # Fused by rsf (relative score fusion) since issue 19's rule chose it on both sets'
+        # tuning halves (docs/benchmarks.md, "Relative score fusion for hybrid"): sem and kw
+        # alike, and ctx above both (its best candidates are the three best seeds, its
+        # neighbours next); the weights above are those of `--fusion rrf`.
+        "hybrid": replace(
+            _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, code=0.5),
+            fusion="rsf",
+            rsf_lanes=MappingProxyType(HYBRID_RSF),
+        ),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
         # Every lane built but xr: hdc, graph and ep at half weight (docs/benchmarks.md has

@@ -8,7 +8,8 @@ its score) so callers can show which lane found what.
   rank)`` with ranks starting at 1.
 - :func:`rsf`: relative score fusion — CombSUM of min-max normalised scores (Fox & Shaw,
   TREC-2 1994; normalisation as in Lee, SIGIR 1997) with seed 001's hybrid weighting:
-  semantic 0.6, BM25 0.4, a tag match adds 0.05, all times ``0.5 + 0.5 x confidence``.
+  semantic 0.6, BM25 0.4, a tag match adds 0.05, all times ``0.5 + 0.5 x confidence``
+  (the weights, a floor under each lane's span and the confidence factor are parameters).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from types import MappingProxyType
 RRF_K = 60
 #: Seed 001, The Resonance Engine, "BM25 Hybrid": semantic_weight 0.6, bm25_weight 0.4.
 RSF_WEIGHTS: Mapping[str, float] = MappingProxyType({"sem": 0.6, "kw": 0.4})
+#: The floor under a lane's span that the pipeline's rsf uses, as a share of the lane's best
+#: score (:func:`rsf`'s ``min_span``; RecallConfig.rsf_min_span).
+RSF_MIN_SPAN = 0.5
 #: Seed 001: tag_boost 0.05, added once for a memory the tag lane found.
 RSF_BOOSTS: Mapping[str, float] = MappingProxyType({"tag": 0.05})
 
@@ -79,15 +83,20 @@ def rsf(
     weights: Mapping[str, float] = RSF_WEIGHTS,
     boosts: Mapping[str, float] = RSF_BOOSTS,
     confidence: Mapping[str, float] | None = None,
+    min_span: float = 0.0,
 ) -> list[Fused]:
     """Relative score fusion; best first, ties broken by best single rank, then by id.
 
     Each lane's raw scores are min-max normalised over that lane's list (its best 1, its
-    worst 0; a list of equal scores gives each 1). A lane in ``boosts`` adds its constant to
-    every memory it found; any other lane adds ``weight x normalised score`` (a lane in
-    neither mapping weighs 1). The sum is multiplied by ``0.5 + 0.5 x confidence`` of the
-    memory (``confidence`` maps ids to [0, 1]; an id missing from it keeps factor 1). An id
-    repeated within one lane counts at its first (best) rank only.
+    worst 0; a list of equal scores gives each 1). With ``min_span`` > 0 the span is at least
+    ``min_span × |best|`` below the best: a short or flat list (a small realm's two memories
+    of cosine 0.75 and 0.70) is not stretched to 1 and 0 (with 0.5, 1 and 0.87), so the scoring
+    stage's bounded factors can still order what is about equally relevant. A lane in
+    ``boosts`` adds its constant to every memory it found; any other lane adds ``weight x
+    normalised score`` (a lane in neither mapping weighs 1). The sum is multiplied by
+    ``0.5 + 0.5 x confidence`` of the memory (``confidence`` maps ids to [0, 1]; an id missing
+    from it keeps factor 1). An id repeated within one lane counts at its first (best) rank
+    only.
     """
     confidence = confidence or {}
     parts: dict[str, dict[str, tuple[int, float, float]]] = {}
@@ -98,13 +107,14 @@ def rsf(
                 first[memory_id] = (len(first) + 1, raw)
         if not first:
             continue
-        low = min(raw for _, raw in first.values())
-        span = max(raw for _, raw in first.values()) - low
+        top = max(raw for _, raw in first.values())
+        span = max(top - min(raw for _, raw in first.values()), min_span * abs(top))
         for memory_id, (rank, raw) in first.items():
             if lane in boosts:
                 share = boosts[lane]
             else:
-                normalised = (raw - low) / span if span > 0 else 1.0
+                # From the top down: the best is 1 and the worst 0 exactly (no rounding below).
+                normalised = 1.0 - (top - raw) / span if span > 0 else 1.0
                 share = weights.get(lane, 1.0) * normalised
             parts.setdefault(memory_id, {})[lane] = (rank, raw, share)
     fused: list[Fused] = []

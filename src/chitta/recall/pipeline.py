@@ -179,7 +179,7 @@ def _gather(
     derived = [lane for lane in lanes if lane.derived]
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
-        found = [f for f in _fuse(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
+        found = [f for f in fuse_lanes(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
         seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
         rankings |= _run_lanes(derived, seeded, timing)
     return Gathered(ctx, rankings, whole)
@@ -208,7 +208,7 @@ def _rank(
     """Rank: fuse the lanes' rankings, then score, inhibit and cut them (recall/rank.py)."""
     ctx = gathered.ctx
     t = time.perf_counter()
-    fused = _fuse(config, gathered.rankings, ctx)
+    fused = fuse_lanes(config, gathered.rankings, ctx)
     timing["fuse"] = _ms_since(t)
     ranked = rank(ctx.store, fused, limit=limit, config=config, scoring=scoring,
                   include_superseded=include_superseded, now_ms=now_ms, timing=timing,
@@ -320,13 +320,18 @@ def _run_lanes(
     return rankings
 
 
-def _fuse(config: RecallConfig, rankings: dict, ctx: LaneContext) -> list[Fused]:
-    """The lanes' rankings fused by the config's mode (rsf reads the candidates' confidence)."""
+def fuse_lanes(config: RecallConfig, rankings: dict, ctx: LaneContext) -> list[Fused]:
+    """The lanes' rankings fused by the config's mode. Under rsf with the scoring stage off,
+    seed 001's confidence factor is applied (it reads every candidate); with it on, the
+    scoring stage's own confidence factor weighs the pool (recall/scoring.py), and counting
+    confidence twice would only cost the load of every candidate."""
     if config.fusion == "rsf":
-        ids = list(dict.fromkeys(mid for ranking in rankings.values() for mid, _ in ranking))
-        confidence = {mid: m.confidence.mu for mid, m in ctx.memories(ids).items()}
+        confidence = None
+        if not config.scoring:
+            ids = list(dict.fromkeys(mid for ranking in rankings.values() for mid, _ in ranking))
+            confidence = {mid: m.confidence.mu for mid, m in ctx.memories(ids).items()}
         return rsf(rankings, weights=config.rsf_weights(), boosts=RSF_BOOSTS,
-                   confidence=confidence)  # fmt: skip
+                   confidence=confidence, min_span=config.rsf_min_span)  # fmt: skip
     return rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
 
 

@@ -18,8 +18,8 @@ from typing import Any
 from chitta.bench.scale.settings import LIMIT, REALM
 from chitta.bench.score import percentile
 from chitta.recall.config import preset
-from chitta.recall.fusion import rrf
 from chitta.recall.lanes import LANES, LaneContext
+from chitta.recall.pipeline import fuse_lanes
 from chitta.recall.query import plan_query
 from chitta.store.records import Scope
 
@@ -60,7 +60,7 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
             rankings[name] = LANES[name].run(ctx)
             times[name].append(_ms(t))
         hybrid = {n: r for n, r in rankings.items() if n in config.lane_weights}
-        seeds = [f.id for f in rrf(hybrid, weights=config.lane_weights)][: ctx.depth]
+        seeds = [f.id for f in fuse_lanes(config, hybrid, ctx)][: ctx.depth]
         seeded = ctx.with_seeds(seeds)
         for name in derived:
             t = time.perf_counter()
