@@ -156,6 +156,32 @@ def test_a_ceiling_is_found_where_the_hits_plateau_and_not_where_they_do_not() -
     assert calib.fit_ceiling(free, hits)[2] >= 0.95
 
 
+def test_the_ceiling_gives_way_in_a_store_the_top_3_holds_whole() -> None:
+    assert calib.ceiling_at(0.6, 1, 3) == calib.ceiling_at(0.6, 3, 3) == 1.0
+    assert calib.ceiling_at(0.6, 6, 3) == pytest.approx(0.8)
+    assert calib.ceiling_at(0.6, 600, 3) == pytest.approx(0.602)
+    assert calib.ceiling_at(0.6, 2, 0) == calib.ceiling_at(0.6, 600, 0) == 0.6
+    # Big stores plateau at 0.55; stores of one to three memories hold their gold every time
+    # it is there: the fit finds the plateau and lets the small stores past it.
+    rnd = random.Random(11)
+    raw, sizes, hits = [], [], []
+    for _ in range(4000):
+        size = rnd.choice([1, 2, 3, 600, 600, 600])
+        x = rnd.uniform(0.0, 1.0)
+        top = calib.ceiling_at(0.55, size, 3)
+        raw.append(x)
+        sizes.append(size)
+        hits.append(rnd.random() < top * calib.sigmoid(12 * x - 5))
+    # Which could be answered does not depend on the size: the spread comes out near 0.
+    unanswerable = [x < 0.3 for x in raw]
+    fit = calib.fit_calibration(raw, hits, sizes=sizes, unanswerable=unanswerable, source="t")
+    assert fit.spread < 0.02 and fit.reach == 3 and fit.ceiling == pytest.approx(0.55, abs=0.05)
+    assert calib.confidence(1.0, fit, 1).calibrated > 0.9
+    assert calib.confidence(1.0, fit, 600).calibrated <= calib.ceiling_at(fit.ceiling, 600, 3) < 0.6
+    # Without sizes there is nothing to give way to.
+    assert calib.fit_calibration(raw, hits, source="t").reach == 0
+
+
 def test_the_spread_is_fitted_from_stores_of_different_sizes() -> None:
     rnd = random.Random(5)
     raw, sizes, hits = [], [], []
@@ -182,7 +208,8 @@ def test_a_stored_fit_of_before_the_size_and_ceiling_still_reads() -> None:
            "model": None}  # fmt: skip
     fit = calib.Calibration.from_json(json.dumps(old))
     assert fit.feature == "max-cosine-v1" != calib.FEATURE  # read, but not applied (api.py)
-    assert fit.spread == 0.0 and fit.ceiling == 1.0
-    for bad in ({"ceiling": 0.0}, {"ceiling": 1.5}, {"spread": -0.1}):
+    assert fit.spread == 0.0 and fit.ceiling == 1.0 and fit.reach == 0
+    for bad in ({"ceiling": 0.0}, {"ceiling": 1.5}, {"spread": -0.1}, {"reach": -1},
+                {"reach": 2.5}, {"reach": True}):  # fmt: skip
         with pytest.raises(BadArgument):
             calib.Calibration.from_json(json.dumps({**old, **bad}))

@@ -25,7 +25,11 @@ A fit may have a ceiling, ``p = c·sigmoid(…)`` with ``0 < c ≤ 1``: on LoCoM
 gold turn about 55 % of the time however sure the store is that it knows the topic, a plateau a
 plain logistic cannot bend into (its ECE stayed at 0.082). ``c`` is chosen by likelihood over a
 grid (:func:`fit_ceiling`); the value stays monotonic in the cosine, so the KNOWN/UNKNOWN split
-of seed 000 is the plain fit's, at a threshold on the same ordering.
+of seed 000 is the plain fit's, at a threshold on the same ordering. The plateau is the
+retriever's, so it cannot hold in a store its top 3 takes in whole: with a ``reach`` of 3 the
+ceiling of a realm of ``N`` memories is ``1 − (1 − c)·max(0, 1 − 3/N)`` (:func:`ceiling_at`),
+1 up to three memories and ``c`` in a big store; the value stays monotonic in the cosine
+within a realm, and the band's threshold is on the same scale everywhere.
 
 Pure functions: the fits (Newton's method on the logistic log-likelihood), the expected
 calibration error (Guo et al. 2017, ten equal-width bins) and AUROC (Mann–Whitney U).
@@ -58,10 +62,11 @@ class Calibration:
     """A Platt fit of the size-adjusted maximum relevance, the band threshold and the display
     refit.
 
-    ``p = ceiling·sigmoid(a·(raw − spread·√(2 ln N)) + b)`` for a realm of ``N`` memories;
-    KNOWN when ``p >= threshold``; the percentage shown is ``100·sigmoid(display_a·logit(p) +
-    display_b)`` (identity: 1 and 0). ``spread`` 0 and ``ceiling`` 1: Platt on the raw cosine
-    alone.
+    ``p = ceiling_at(ceiling, N, reach)·sigmoid(a·(raw − spread·√(2 ln N)) + b)`` for a realm
+    of ``N`` memories; KNOWN when ``p >= threshold``; the percentage shown is
+    ``100·sigmoid(display_a·logit(p) + display_b)`` (identity: 1 and 0). ``spread`` 0 and
+    ``ceiling`` 1: Platt on the raw cosine alone; ``reach`` 0 (a fit stored before it was
+    added): the same ceiling in a realm of any size.
     """
 
     a: float
@@ -79,6 +84,8 @@ class Calibration:
     spread: float = 0.0
     #: The highest chance the fit gives (0..1]: the retriever's own ceiling (see the module).
     ceiling: float = 1.0
+    #: The depth the ceiling gives way to (:func:`ceiling_at`); 0: a ceiling at every size.
+    reach: int = 0
 
     def __post_init__(self) -> None:
         numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b, self.spread,
@@ -101,6 +108,8 @@ class Calibration:
             raise BadArgument("a calibration's slopes must be positive")
         if not 0.0 < self.ceiling <= 1.0:
             raise BadArgument(f"a calibration's ceiling must lie in (0, 1], got {self.ceiling}")
+        if isinstance(self.reach, bool) or not isinstance(self.reach, int) or self.reach < 0:
+            raise BadArgument("a calibration's reach must be a whole number, 0 or more")
         if self.spread < 0:
             # A negative spread would say: the bigger the store, the more a cosine means.
             raise BadArgument("a calibration's spread must not be negative")
@@ -130,16 +139,20 @@ class Calibration:
             raise BadArgument(f"the stored calibration is incomplete ({exc})") from None
 
 
+#: hit@3's depth: the reach new fits are made with (:func:`ceiling_at`).
+REACH = 3
+
+
 #: The fit a store has until `chitta calibrate` stores its own: what `chitta bench abstain
 #: --data locomo10.json --data longmemeval_s_dev60.json` fits on both sets' tuning halves
 #: (1,797 questions: 880 of their own, 917 of the others' in that half that they cannot
 #: answer; 180 of them asked of small stores of one to five memories). The spread is fitted on
-#: answerable against unanswerable, the ceiling by likelihood; the threshold is where the
-#: share of answerable questions put in UNKNOWN meets the share of unanswerable ones put in
-#: KNOWN (docs/benchmarks.md, "Calibration that generalizes").
-DEFAULT = Calibration(a=32.918, b=-6.924, threshold=0.2643, display_a=0.9680, display_b=-0.0091,
-                      source="default", pairs=1797, model="all-MiniLM-L6-v2-int8", spread=0.0767,
-                      ceiling=0.61)  # fmt: skip
+#: answerable against unanswerable, the ceiling (of reach 3) by likelihood; the threshold is
+#: where the share of answerable questions put in UNKNOWN meets the share of unanswerable ones
+#: put in KNOWN (docs/benchmarks.md, "Calibration that generalizes"; hybrid fused by rsf).
+DEFAULT = Calibration(a=32.543, b=-6.830, threshold=0.266, display_a=0.9890, display_b=0.0112,
+                      source="default", pairs=1797, model="all-MiniLM-L6-v2-int8", spread=0.0769,
+                      ceiling=0.59, reach=REACH)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,10 +219,27 @@ def adjusted(raw: float, size: int, spread: float) -> float:
     return raw - spread * size_term(size)
 
 
+def ceiling_at(ceiling: float, size: int, reach: int) -> float:
+    """The ceiling in a realm of ``size`` memories. The top ``reach`` misses the gold at most
+    ``1 − ceiling`` of the time in a big store; it cannot miss in a realm of ``reach`` memories
+    or fewer (it holds them all), and in between the miss is scaled by the share of the realm
+    past the top ``reach``. ``reach`` 0: ``ceiling`` at every size."""
+    if reach <= 0:
+        return ceiling
+    return 1.0 - (1.0 - ceiling) * max(0.0, 1.0 - reach / max(size, 1))
+
+
+def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
+    """Each realm's share of the ceiling's miss (:func:`ceiling_at`): 1 with ``reach`` 0."""
+    n = np.maximum(np.asarray(sizes, dtype=float), 1.0)
+    return np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
+
+
 def confidence(raw: float, fit: Calibration, size: int = 1) -> Confidence:
     """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
-    of ``size`` live memories (it does not matter to a fit of spread 0)."""
-    p = fit.ceiling * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.b)
+    of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0)."""
+    top = ceiling_at(fit.ceiling, size, fit.reach)
+    p = top * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.b)
     shown = sigmoid(fit.display_a * logit(p) + fit.display_b)
     band = KNOWN if p >= fit.threshold else UNKNOWN
     return Confidence(raw=raw, calibrated=p, shown=shown, band=band, source=fit.source)
@@ -267,19 +297,23 @@ CEILINGS = tuple(round(0.30 + 0.01 * i, 2) for i in range(71))
 
 
 def fit_ceiling(
-    x: Sequence[float], y: Sequence[bool], *, iters: int = 40
+    x: Sequence[float], y: Sequence[bool], *, iters: int = 40, miss: Sequence[float] | None = None
 ) -> tuple[float, float, float]:
-    """``(a, b, c)`` maximising the likelihood of ``y ~ c·sigmoid(a·x + b)``: for each ceiling
-    of :data:`CEILINGS`, ``(a, b)`` by Fisher scoring from the plain logistic's, and the
-    ceiling of the highest likelihood (1 when the data show no plateau)."""
+    """``(a, b, c)`` maximising the likelihood of ``y ~ c_i·sigmoid(a·x + b)``, where ``c_i =
+    1 − (1 − c)·miss_i`` (``miss``: each value's share of the ceiling's miss, :func:`_reaches`;
+    all 1 when not given, a plain ceiling ``c``): for each ceiling of :data:`CEILINGS`, ``(a,
+    b)`` by Fisher scoring from the plain logistic's, and the ceiling of the highest likelihood
+    (1 when the data show no plateau)."""
     xs = np.asarray(x, dtype=float)
     ys = np.asarray(y, dtype=float)
+    shares = np.ones_like(xs) if miss is None else np.asarray(miss, dtype=float)
     design = np.stack([xs, np.ones_like(xs)], axis=1)
     start = np.array(fit_logistic(xs, ys))
     best = (-math.inf, float(start[0]), float(start[1]), 1.0)
     if start[0] <= 0:  # backwards already: no ceiling turns it round (the caller refuses it)
         return best[1], best[2], best[3]
-    for c in CEILINGS:
+    for top in CEILINGS:
+        c = 1.0 - (1.0 - top) * shares
         w = start.copy()
         for _ in range(iters):
             sig = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -35, 35)))
@@ -295,7 +329,7 @@ def fit_ceiling(
         p = np.clip(c / (1.0 + np.exp(-np.clip(design @ w, -35, 35))), 1e-12, 1 - 1e-12)
         loglik = float(np.sum(ys * np.log(p) + (1 - ys) * np.log(1 - p)))
         if w[0] > 0 and loglik > best[0]:
-            best = (loglik, float(w[0]), float(w[1]), c)
+            best = (loglik, float(w[0]), float(w[1]), top)
     return best[1], best[2], best[3]
 
 
@@ -329,9 +363,10 @@ def fit_calibration(
     sizes: Sequence[int] | None = None,
     ceiling: bool = True,
 ) -> Calibration:
-    """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_ceiling`) of
-    ``hit3`` (the top 3 held a gold memory) against the maximum relevance ``raw`` in realms of
-    ``sizes`` memories, with the display refit over the calibrated logit
+    """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_ceiling`, of reach
+    :data:`REACH` when the sizes are known) of ``hit3`` (the top 3 held a gold memory) against
+    the maximum relevance ``raw`` in realms of ``sizes`` memories, with the display refit over
+    the calibrated logit
     (:func:`cross_fitted_display`). The spread is fitted when the sizes differ enough
     (:func:`fit_spread`: on answerable against unanswerable when ``unanswerable`` marks
     both), else the default's is kept; without ``sizes`` it is 0 (the raw
@@ -339,6 +374,7 @@ def fit_calibration(
     marks some questions the store cannot answer, where the two error shares meet
     (:func:`equal_error_threshold`); else the default's. ``model`` names the embedding model
     whose cosines ``raw`` holds."""
+    reach = REACH if ceiling and sizes is not None else 0
     if sizes is None:
         sizes, spread = [1] * len(raw), 0.0
     else:
@@ -351,8 +387,9 @@ def fit_calibration(
         found = fit_spread(raw, sizes, target)
         spread = DEFAULT.spread if found is None else found
     x = [adjusted(r, n, spread) for r, n in zip(raw, sizes, strict=True)]
+    miss = _reaches(sizes, reach)
     if ceiling:
-        a, b, top = fit_ceiling(x, hit3)
+        a, b, top = fit_ceiling(x, hit3, miss=miss)
     else:
         (a, b), top = fit_logistic(x, [float(h) for h in hit3]), 1.0
     if a <= 0:
@@ -367,9 +404,11 @@ def fit_calibration(
         model=model,
         spread=spread,
         ceiling=top,
+        reach=reach,
     )
-    calibrated = [top * sigmoid(a * v + b) for v in x]
-    display = cross_fitted_display(x, hit3, ceiling=ceiling)
+    calibrated = [ceiling_at(top, n, reach) * sigmoid(a * v + b)
+                  for v, n in zip(x, sizes, strict=True)]  # fmt: skip
+    display = cross_fitted_display(x, hit3, ceiling=ceiling, miss=miss)
     if display is not None:
         fit = replace(fit, display_a=display[0], display_b=display[1])
     mixed = unanswerable is not None and any(unanswerable) and not all(unanswerable)
@@ -383,10 +422,15 @@ DISPLAY_FOLDS = 5
 
 
 def cross_fitted_display(
-    raw: Sequence[float], hit3: Sequence[bool], *, ceiling: bool = False
+    raw: Sequence[float],
+    hit3: Sequence[bool],
+    *,
+    ceiling: bool = False,
+    miss: Sequence[float] | None = None,
 ) -> tuple[float, float] | None:
     """The display refit, learnt from how a Platt fit does on data it was not fitted on
-    (``raw``: the values the fit is made on, size-adjusted).
+    (``raw``: the values the fit is made on, size-adjusted; ``miss`` as :func:`fit_ceiling`
+    takes it).
 
     Refitted on the very values it was fitted on, a Platt fit's logit maps onto itself (the
     refit is the identity). So each fold's values are calibrated by a fit of the other folds
@@ -394,14 +438,18 @@ def cross_fitted_display(
     out-of-fold values: it learns how over- or under-confident the fit is on new questions.
     None when a fold cannot be fitted or the refit comes out backwards."""
     folds = DISPLAY_FOLDS
+    shares = [1.0] * len(raw) if miss is None else [float(m) for m in miss]
     out_of_fold: list[float] = [0.0] * len(raw)
     try:
         for k in range(folds):
             train = [i for i in range(len(raw)) if i % folds != k]
             xs, ys = [raw[i] for i in train], [float(hit3[i]) for i in train]
-            a, b, c = fit_ceiling(xs, ys) if ceiling else (*fit_logistic(xs, ys), 1.0)
+            if ceiling:
+                a, b, c = fit_ceiling(xs, ys, miss=[shares[i] for i in train])
+            else:
+                a, b, c = (*fit_logistic(xs, ys), 1.0)
             for i in range(k, len(raw), folds):
-                out_of_fold[i] = c * sigmoid(a * raw[i] + b)
+                out_of_fold[i] = (1.0 - (1.0 - c) * shares[i]) * sigmoid(a * raw[i] + b)
         da, db = fit_logistic([logit(p) for p in out_of_fold], [float(h) for h in hit3])
     except BadArgument:
         return None
