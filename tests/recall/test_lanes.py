@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,16 @@ def test_field_runs_every_lane_built_and_names_are_known() -> None:
     assert "hdc" not in PRESETS["hybrid"].lane_weights  # docs/benchmarks.md: it does not pay
     with pytest.raises(BadArgument, match="field"):
         preset("everything")
+
+
+def test_rsf_settings_out_of_range_are_refused() -> None:
+    base = preset("hybrid")
+    for bad in ({"rsf_min_span": -0.1}, {"rsf_min_span": 1.5},
+                {"rsf_lanes": {"sem": -1.0}}, {"rsf_lanes": {"sem": math.nan}},
+                {"rsf_lanes": {"sem": math.inf}}, {"rsf_lanes": {"semm": 0.5}}):  # fmt: skip
+        with pytest.raises(BadArgument):
+            replace(base, **bad)
+    assert replace(base, rsf_min_span=0.0).rsf_min_span == 0.0
 
 
 def test_unknown_fusion_and_lane_name_the_valid_ones(stocked: Chitta) -> None:

@@ -5,6 +5,7 @@ Vary a preset with ``dataclasses.replace``; never mutate one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -67,6 +68,11 @@ class RecallConfig:
             raise BadArgument(
                 f"unknown fusion {self.fusion!r}; choose one of: {', '.join(FUSIONS)}"
             )
+        if not 0.0 <= self.rsf_min_span <= 1.0:
+            raise BadArgument(f"rsf_min_span must lie in [0, 1], got {self.rsf_min_span}")
+        check_lanes(self.rsf_lanes, "rsf_lanes")
+        if any(not 0.0 <= w < math.inf for w in self.rsf_lanes.values()):
+            raise BadArgument("an rsf lane weight must be a finite number, 0 or more")
 
     def depth(self, limit: int) -> int:
         return max(self.min_depth, limit * self.depth_factor)
