@@ -226,7 +226,12 @@ def ceiling_at(ceiling: float, size: int, reach: int) -> float:
     past the top ``reach``. ``reach`` 0: ``ceiling`` at every size."""
     if reach <= 0:
         return ceiling
-    return 1.0 - (1.0 - ceiling) * max(0.0, 1.0 - reach / max(size, 1))
+    return _capped(ceiling, max(0.0, 1.0 - reach / max(size, 1)))
+
+
+def _capped(ceiling: float, share: float | np.ndarray) -> float | np.ndarray:
+    """The ceiling of a realm whose share of the ceiling's miss is ``share`` (0..1)."""
+    return 1.0 - (1.0 - ceiling) * share
 
 
 def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
@@ -313,7 +318,7 @@ def fit_ceiling(
     if start[0] <= 0:  # backwards already: no ceiling turns it round (the caller refuses it)
         return best[1], best[2], best[3]
     for top in CEILINGS:
-        c = 1.0 - (1.0 - top) * shares
+        c = _capped(top, shares)
         w = start.copy()
         for _ in range(iters):
             sig = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -35, 35)))
@@ -406,8 +411,7 @@ def fit_calibration(
         ceiling=top,
         reach=reach,
     )
-    calibrated = [ceiling_at(top, n, reach) * sigmoid(a * v + b)
-                  for v, n in zip(x, sizes, strict=True)]  # fmt: skip
+    calibrated = [_capped(top, m) * sigmoid(a * v + b) for v, m in zip(x, miss, strict=True)]
     display = cross_fitted_display(x, hit3, ceiling=ceiling, miss=miss)
     if display is not None:
         fit = replace(fit, display_a=display[0], display_b=display[1])
@@ -449,7 +453,7 @@ def cross_fitted_display(
             else:
                 a, b, c = (*fit_logistic(xs, ys), 1.0)
             for i in range(k, len(raw), folds):
-                out_of_fold[i] = (1.0 - (1.0 - c) * shares[i]) * sigmoid(a * raw[i] + b)
+                out_of_fold[i] = _capped(c, shares[i]) * sigmoid(a * raw[i] + b)
         da, db = fit_logistic([logit(p) for p in out_of_fold], [float(h) for h in hit3])
     except BadArgument:
         return None
