@@ -184,8 +184,8 @@ def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
     assert "field" in run("recall", "--help").stdout
     data = json.loads(run("recall", "WAL log", "--realm", "demo", "--strategy", "field",
                           "--fusion", "rsf", "--cross-realm", "--json").stdout)  # fmt: skip
-    assert data["lanes_run"] == ["sem", "kw", "tag", "hdc", "graph", "ctx", "common", "ep", "code",
-                                 "xr"]  # fmt: skip
+    assert data["lanes_run"] == ["sem", "kw", "tag", "hdc", "graph", "ctx", "common", "ep",
+                                 "theme", "code", "xr"]  # fmt: skip
     assert away.strip() in [h["id"] for h in data["hits"] if set(h["lanes"]) == {"xr"}]
     assert [(c["id"], c["keys"]) for c in data["corrections"]] == [(fix, ["wal"])]
     no_hdc = json.loads(run("recall", "WAL log", "--realm", "demo", "--cross-realm",

@@ -115,7 +115,7 @@ def test_the_graph_lane_follows_a_call_to_memories_of_the_callee(
     for i in range(20):  # other memories, so that neither name is common in the realm
         chitta.remember(f"unrelated note number {i} about the garden", realm="work")
     result = chitta.recall("billing.vat", realm="work", strategy="field",
-                           ablate=("sem", "hdc", "ep"), record=False)  # fmt: skip
+                           ablate=("sem", "hdc", "ep", "theme"), record=False)  # fmt: skip
     lanes = {h.memory.id: set(h.lanes) for h in result.hits}
     assert lanes.get(callee) == {"graph"}
 

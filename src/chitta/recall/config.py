@@ -16,7 +16,21 @@ from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_MIN_SPAN, RSF_WEIGHTS
 MAX_LIMIT = 200
 #: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
 KNOWN_LANES = frozenset(
-    {"sem", "kw", "tag", "graph", "ctx", "common", "hdc", "code", "cue", "xr", "corr", "ep"}
+    {
+        "sem",
+        "kw",
+        "tag",
+        "graph",
+        "ctx",
+        "common",
+        "hdc",
+        "code",
+        "cue",
+        "xr",
+        "corr",
+        "ep",
+        "theme",
+    }
 )
 #: Fusion modes: reciprocal-rank (default) and relative score fusion (recall/fusion.py).
 FUSIONS = ("rrf", "rsf")
@@ -155,8 +169,8 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         ),
         "semantic": _preset("semantic", sem=1.0),
         "keyword": _preset("keyword", kw=1.0),
-        # Every lane built but xr: hdc, graph and ep at half weight (docs/benchmarks.md has
-        # the figures; ep lowered both sets' recall@10 inside hybrid), ctx and common as in
+        # Every lane built but xr: hdc, graph, ep and theme at half weight (docs/benchmarks.md
+        # has the figures; ep and theme lowered recall@10 inside hybrid), ctx and common as in
         # hybrid. xr leaves the realm, so only cross_realm adds it, whatever the strategy
         # (README: nothing from another scope unless asked).
         "field": _preset(
@@ -169,6 +183,7 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
             ctx=0.5,
             common=0.3,
             ep=0.5,
+            theme=0.5,
             code=0.5,
         ),
     }

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from chitta.store.links import LinkIndex
     from chitta.store.records import Alias, Episode, Memory, Scope, Triplet
     from chitta.store.terms import TermStats
+    from chitta.store.themes import ThemeIndex
     from chitta.store.triplets import Bounded
 
 #: The tables :meth:`Store.existing_ids` answers for.
@@ -217,6 +218,9 @@ class Store(Protocol):
 
     def links(self) -> LinkIndex:
         """Entity postings of live memories per realm."""
+
+    def themes(self) -> ThemeIndex:
+        """The themes of live memories with vectors, per realm (the ``theme`` lane)."""
 
     def corrections(self) -> CorrectionIndex:
         """The keyed index of current corrections (the ``corr`` lane)."""

@@ -18,6 +18,7 @@ from chitta.recall.lanes.hdc import HdcLane
 from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
 from chitta.recall.lanes.tag import TagLane
+from chitta.recall.lanes.theme import ThemeLane
 from chitta.recall.lanes.xr import CrossRealmLane
 
 LANES: dict[str, Lane] = {
@@ -31,12 +32,13 @@ LANES: dict[str, Lane] = {
         GraphLane(),
         ContextLane(),
         EpisodeLane(),
+        ThemeLane(),
         CommonWordLane(),
         CodeLane(),
     )
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
-NEEDS_VECTOR = frozenset({"sem", "hdc", "xr", "ep"})
+NEEDS_VECTOR = frozenset({"sem", "hdc", "xr", "ep", "theme"})
 #: Lanes that find memories outside the recall's scope (marked as such): what only they found
 #: never seeds the derived lanes, which would otherwise score it as if it were in scope.
 OUTSIDE_SCOPE = frozenset({"xr"})

@@ -28,10 +28,11 @@ from chitta.store.postgres.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.records import Memory
 from chitta.store.sparse import SparseIndex, coder_for
 from chitta.store.terms import TermStats
+from chitta.store.themes import ThemeIndex
 
 Read = Callable[..., list]
 #: The indexes a mirror keeps.
-KINDS = ("terms", "links", "corrections", "sparse")
+KINDS = ("terms", "links", "corrections", "sparse", "themes")
 
 #: What a live memory was, as the indexes counted it: (realm, agent, channel, content).
 State = tuple[str, str, str, str]
@@ -93,7 +94,6 @@ class Mirror:
         terms = self.built.get("terms")
         links = self.built.get("links")
         corrections = self.built.get("corrections")
-        sparse = self.built.get("sparse")
         if isinstance(terms, TermStats):
             for m, before in moved:
                 if before is not None:
@@ -117,27 +117,35 @@ class Mirror:
                 corrections.put(m)
             for memory_id in gone:
                 corrections.drop(memory_id)
-        if isinstance(sparse, SparseIndex):
-            self._apply_sparse(read, sparse, [m for m, _ in moved], gone)
+        vector_indexes = [self.built[k] for k in ("sparse", "themes") if k in self.built]
+        if vector_indexes:
+            self._apply_vectors(read, vector_indexes, [m for m, _ in moved], gone)
 
-    def _apply_sparse(
-        self, read: Read, sparse: SparseIndex, moved: Sequence[Memory], gone: Sequence[str]
+    def _apply_vectors(
+        self,
+        read: Read,
+        indexes: Sequence[SparseIndex | ThemeIndex],
+        moved: Sequence[Memory],
+        gone: Sequence[str],
     ) -> None:
-        for m in moved:
-            if m.deleted_at is not None:
-                sparse.set_alive(m.id, False)
-        for memory_id in gone:
-            sparse.set_alive(memory_id, False)
+        """Bring the indexes derived from vectors (the sparse codes, the themes) up to date."""
+        for index in indexes:
+            for m in moved:
+                if m.deleted_at is not None:
+                    index.set_alive(m.id, False)
+            for memory_id in gone:
+                index.set_alive(memory_id, False)
         # A vector written since, or a live memory whose scope changed: (re)post its code.
         moved_live = [m.id for m in moved if m.deleted_at is None]
         rows = read(
             "SELECT memory_id, realm, agent_id, channel, vector FROM embeddings WHERE live AND "
-            "(gen > %s OR memory_id = ANY(%s))",
+            "(gen > %s OR memory_id = ANY(%s)) ORDER BY gen, memory_id",
             (self.gen, moved_live), binary=True,
         )  # fmt: skip
         if rows:
-            sparse.add([r[0] for r in rows], np.stack([r[4] for r in rows]),
-                       [(r[1], r[2], r[3]) for r in rows])  # fmt: skip
+            for index in indexes:
+                index.add([r[0] for r in rows], np.stack([r[4] for r in rows]),
+                          [(r[1], r[2], r[3]) for r in rows])  # fmt: skip
 
 
 def _build_terms(mirror: Mirror, read: Read, dim: Callable[[], int]) -> TermStats:
@@ -175,9 +183,23 @@ def _build_sparse(mirror: Mirror, read: Read, dim: Callable[[], int]) -> SparseI
     return index
 
 
+def _build_themes(mirror: Mirror, read: Read, dim: Callable[[], int]) -> ThemeIndex:
+    index = ThemeIndex(dim())
+    rows = read(
+        "SELECT e.memory_id, e.realm, e.agent_id, e.channel, e.vector FROM embeddings e "
+        "JOIN memories m ON m.id = e.memory_id WHERE e.live ORDER BY m.created_at, m.id",
+        binary=True,
+    )
+    if rows:
+        index.build([r[0] for r in rows], np.stack([r[4] for r in rows]),
+                    [(r[1], r[2], r[3]) for r in rows])  # fmt: skip
+    return index
+
+
 _BUILD: dict[str, Callable[[Mirror, Read, Callable[[], int]], object]] = {
     "terms": _build_terms,
     "links": _build_links,
     "corrections": _build_corrections,
     "sparse": _build_sparse,
+    "themes": _build_themes,
 }

@@ -68,6 +68,7 @@ from chitta.store.postgres.rows import (
 from chitta.store.records import Alias, Episode, Memory, Scope, Triplet
 from chitta.store.sparse import SparseIndex
 from chitta.store.terms import TermStats
+from chitta.store.themes import ThemeIndex
 from chitta.store.triplets import NEIGHBOUR_CAP, Bounded, entity_key
 
 log = logging.getLogger(__name__)
@@ -743,6 +744,9 @@ class PostgresStore:
 
     def corrections(self) -> CorrectionIndex:
         return self._derived("corrections")
+
+    def themes(self) -> ThemeIndex:
+        return self._derived("themes")
 
     def code(self) -> CodeTables:
         """The code tables (store/code_sql.py's statements, read as this backend reads)."""

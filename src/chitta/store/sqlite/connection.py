@@ -32,6 +32,7 @@ from chitta.store.sparse import SparseIndex
 from chitta.store.sqlite import connect, faults, keywords, migrations, shape
 from chitta.store.sqlite.lock import InstanceLock
 from chitta.store.terms import TermStats
+from chitta.store.themes import ThemeIndex
 from chitta.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,7 @@ class Connection:
         self._terms: TermStats | None = None
         self._links: LinkIndex | None = None
         self._sparse: SparseIndex | None = None  # the hdc lane's codes, kept like _vectors
+        self._themes: ThemeIndex | None = None  # the theme lane's themes, kept like _vectors
         self._corrections: CorrectionIndex | None = None
         self._keyword_rows = keywords.RowTable()  # the keyword search's per-realm statistics
         try:

@@ -14,6 +14,7 @@ from chitta.store.sqlite import ann_sidecar
 from chitta.store.sqlite.connection import Connection, mapped_read
 from chitta.store.sqlite.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.terms import TermStats
+from chitta.store.themes import ThemeIndex
 from chitta.store.vectors import VectorIndex
 
 
@@ -102,6 +103,28 @@ class Indexes(Connection):
                     )
                 self._sparse = index
             return self._sparse
+
+    @mapped_read
+    def themes(self) -> ThemeIndex:
+        """The theme lane's themes of live memories per realm, built on first use (oldest
+        memory first, so one file always gives the same themes)."""
+        with self._mutex:
+            if self._themes is None:
+                identity = self.model_identity()
+                index = ThemeIndex(identity.dim if identity else 0)
+                rows = self._conn.execute(
+                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL "
+                    "ORDER BY m.created_at, m.id"
+                ).fetchall()
+                if rows:
+                    index.build(
+                        [r[0] for r in rows],
+                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+                        [(r[1], r[2], r[3]) for r in rows],
+                    )
+                self._themes = index
+            return self._themes
 
     @mapped_read
     def corrections(self) -> CorrectionIndex:

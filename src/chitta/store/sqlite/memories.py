@@ -82,6 +82,8 @@ class Memories(Connection):
                 )
         if self._sparse is not None:
             self._sparse.add_live([(m, v) for m, v in items if m.deleted_at is None])
+        if self._themes is not None:
+            self._themes.add_live(items)
         if self._corrections is not None:
             self._corrections.insert([m for m, _ in items])
 
@@ -189,6 +191,10 @@ class Memories(Connection):
             self._sparse.set_alive(memory_id, False)
             if deleted_at is None:  # re-posted: it may have been forgotten when built
                 self._sparse.add_live([(updated, self.vectors_for([memory_id]).get(memory_id))])
+        if self._themes is not None:
+            self._themes.set_alive(memory_id, False)
+            if deleted_at is None:  # assigned again: it may have been forgotten when built
+                self._themes.add_live([(updated, self.vectors_for([memory_id]).get(memory_id))])
         return updated
 
     @locked_write
@@ -220,6 +226,8 @@ class Memories(Connection):
             self._links.remove(memory_id)
         if self._sparse is not None:
             self._sparse.set_alive(memory_id, False)
+        if self._themes is not None:
+            self._themes.set_alive(memory_id, False)
         self._corrections = None  # purging may un-supersede a correction: rebuild on next use
 
     def iter_memories(

@@ -47,7 +47,8 @@ class Meta(Connection):
             return  # nothing to check it against, and no way to record it
         if stored is None:
             self.set_meta("model", json.dumps(identity.as_dict()))
-            self._vectors = self._sparse = None  # an index built before now has no dimension
+            # An index built before now has no dimension.
+            self._vectors = self._sparse = self._themes = None
         elif stored != identity:
             raise ModelMismatch(
                 f"store {self.path} was embedded with {stored.describe()}, but the configured "
@@ -68,4 +69,4 @@ class Meta(Connection):
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (json.dumps(identity.as_dict()),),
             )
-        self._vectors = self._sparse = None
+        self._vectors = self._sparse = self._themes = None

@@ -116,7 +116,7 @@ class Upkeep(Connection):
             finally:
                 src.close()
             migrations.migrate(self._conn, where=f"the store {self.path}")
-            self._vectors = self._sparse = self._corrections = None
+            self._vectors = self._sparse = self._themes = self._corrections = None
             self._terms = None
             self._links = None
         return saved
