@@ -101,9 +101,8 @@ def test_disable_hdc_and_ablation_skip_the_lane(stocked: Chitta, embedder) -> No
 
 
 def test_hdc_follows_forget_restore_and_purge(stocked: Chitta) -> None:
-    only_hdc = dict(
-        realm="demo", strategy="field", ablate=["sem", "kw", "tag", "xr", "ep", "theme", "code", *DERIVED]
-    )
+    others = ["sem", "kw", "tag", "xr", "ep", "theme", "code", *DERIVED]
+    only_hdc = dict(realm="demo", strategy="field", ablate=others)
     target = stocked.recall("deployment script location", **only_hdc).hits[0].memory.id
     stocked.forget(target)
     assert target not in ids(stocked.recall("deployment script location", **only_hdc))
