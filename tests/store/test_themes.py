@@ -96,6 +96,44 @@ def test_a_theme_that_grows_to_twice_the_ideal_size_is_split() -> None:
     _check_consistent(index)
 
 
+def test_a_memory_moved_by_reassignment_can_split_the_theme_it_joins() -> None:
+    rng = np.random.default_rng(7)
+    u = rng.normal(size=DIM)
+    u /= np.linalg.norm(u)
+    index = ThemeIndex(DIM, ideal=4)  # split at 8
+    tight = [u + 0.3 * rng.normal(size=DIM) / math.sqrt(DIM) for _ in range(8)]
+    tight = [v / np.linalg.norm(v) for v in tight]
+    for i, v in enumerate(tight[:7]):
+        index.add([f"t{i}"], v[None, :], [("r", "", "")])
+    assert index.sizes("r") == [7]
+    # The eighth sits in a theme of its own with an unrelated memory (as drift can leave it).
+    state = index._realms["r"]
+    slot = state.open_slot()
+    other = rng.normal(size=DIM)
+    for name, v in (("x", tight[7]), ("y", other / np.linalg.norm(other))):
+        row = index._new_row(name, ("r", "", ""))
+        index._vectors[row] = v
+        index._join(state, slot, row)
+    for _ in range(3):  # the cursor reaches x: it moves, and the theme it joins splits
+        index._reassign(state)
+    assert index.theme_of("x") != slot
+    assert max(index.sizes("r")) < 8 and sum(index.sizes("r")) == 9
+    _check_consistent(index)
+
+
+def test_a_build_splits_too_and_leaves_no_theme_at_the_split_size() -> None:
+    # A dense topic beside loose ones: the build's reassignment pass moves memories into
+    # the dense topic's themes, and whatever grows to the split size is split again.
+    dense, _, _ = _topics(1, 200, noise=0.4, seed=5)
+    loose, _, _ = _topics(20, 5, noise=1.5, seed=6)
+    x = np.concatenate([dense, loose])
+    index = ThemeIndex(DIM)
+    index.build([f"m{i}" for i in range(len(x))], x, [("r", "", "")] * len(x))
+    assert sum(index.sizes("r")) == 300
+    assert max(index.sizes("r")) < SPLIT_AT * IDEAL_SIZE
+    _check_consistent(index)
+
+
 def test_themes_left_small_and_alike_by_forgetting_merge() -> None:
     # Two tight groups around nearby directions, each with a far-off memory that pulled its
     # centroid away at first; forgetting the far-off ones leaves two alike, small themes.

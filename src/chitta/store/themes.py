@@ -121,7 +121,8 @@ def _grown(array: np.ndarray, cap: int) -> np.ndarray:
 class ThemeIndex:
     """Live memories' themes, per realm, kept in step with writes (module docstring)."""
 
-    def __init__(self, dim: int, *, ideal: int = IDEAL_SIZE) -> None:
+    def __init__(self, dim: int, *, ideal: int | None = None) -> None:
+        ideal = IDEAL_SIZE if ideal is None else ideal
         if ideal < 2:
             raise ValueError("a theme's ideal size must be at least 2")
         self.dim, self.ideal = dim, ideal
@@ -295,11 +296,22 @@ class ThemeIndex:
         else:
             slot = state.open_slot()
         self._join(state, slot, row)
-        if state.sizes[slot] >= SPLIT_AT * self.ideal:
-            self._split(state, slot)
-        else:
-            self._merge(state, slot)
+        self._tidy(state, slot)
         self._reassign(state)
+
+    def _tidy(self, state: _Realm, slot: int) -> list[int]:
+        """Split a theme grown to the split size (and its parts, while one is still that
+        large), else merge it if small and alike; returns the slots splits opened."""
+        if state.sizes[slot] < SPLIT_AT * self.ideal:
+            self._merge(state, slot)
+            return []
+        new = self._split(state, slot)
+        if new is None:
+            return []
+        return [new, *self._tidy_large(state, slot), *self._tidy_large(state, new)]
+
+    def _tidy_large(self, state: _Realm, slot: int) -> list[int]:
+        return self._tidy(state, slot) if state.sizes[slot] >= SPLIT_AT * self.ideal else []
 
     def _assign_batch(self, state: _Realm, rows: list[int]) -> None:
         x = self._vectors[rows].astype(np.float32)
@@ -322,9 +334,9 @@ class ThemeIndex:
                 changed.append(slot)  # a free slot reused: it was empty then
             self._join(state, slot, row)
             if state.sizes[slot] >= SPLIT_AT * self.ideal:
-                changed += [slot, self._split(state, slot)]
+                changed += [slot, *self._tidy(state, slot)]
             for s in changed:
-                if s is not None and s < known:
+                if s < known:
                     cos_known[:, s] = x @ state.unit[s]
 
     def _settle(self, state: _Realm, rows: list[int]) -> None:
@@ -351,7 +363,8 @@ class ThemeIndex:
                     self._move(state, row, best)
                     touched.update((slot, best))
         for slot in sorted(touched):
-            self._merge(state, slot)
+            if state.sizes[slot] > 0:
+                self._tidy(state, slot)
 
     def _join(self, state: _Realm, slot: int, row: int) -> None:
         state.sums[slot] += self._vectors[row].astype(np.float64)
@@ -448,6 +461,7 @@ class ThemeIndex:
             best = int(np.argmax(scores))
             if float(scores[best]) > own + REASSIGN_MARGIN:
                 self._move(state, row, best)
+                self._tidy(state, best)
 
 
 def _diverse(relevance: np.ndarray, centroids: np.ndarray, n: int, diversity: float) -> list[int]:
