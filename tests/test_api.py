@@ -112,6 +112,48 @@ def test_near_duplicate_reinforces_instead_of_storing(api: Chitta | DaemonChitta
     assert counts(api)["memories"] == 1
 
 
+LINT = "Run the linter before committing: make lint catches unused imports"
+#: The same note in other words: cosine 0.93, under the store-wide duplicate rule's 0.95.
+LINT_AGAIN = "Before committing, run make lint: it catches unused imports"
+
+
+def test_a_burst_from_one_session_is_folded_into_its_first(api: Chitta | DaemonChitta) -> None:
+    s1 = Source(session="s1", role="assistant")
+    first = api.remember(LINT, realm="demo", source=s1, tags="tooling")
+    again = api.remember(LINT_AGAIN, realm="demo", source=s1, tags="habit")
+    assert again.deduplicated and again.burst and again.id == first.id
+    assert 0.85 <= again.similarity < 0.95
+    m = api.get(first.id)
+    assert m.content == LINT and m.strength > 0.7 and m.tags == ("tooling", "habit")
+    assert counts(api)["memories"] == 1
+    # Not a burst: another session, no session, another kind, another role, a new number
+    # (each beside its own first note, in a realm of its own).
+    cases = [
+        {"source": Source(session="s2", role="assistant")},
+        {},
+        {"source": s1, "kind": "approach"},
+        {"source": Source(session="s1", role="user")},
+        {"source": s1, "content": LINT_AGAIN + " since v2"},
+    ]
+    for n, case in enumerate(cases):
+        realm = f"case{n}"
+        api.remember(LINT, realm=realm, source=s1)
+        other = api.remember(case.pop("content", LINT_AGAIN), realm=realm, **case)
+        assert not (other.deduplicated or other.burst), case
+    assert counts(api)["memories"] == 1 + 2 * len(cases)
+
+
+def test_a_burst_ends_after_ten_minutes(settings: Settings, embedder) -> None:
+    s1 = Source(session="s1")
+    with Chitta.open(settings, embedder=embedder, through_daemon=False) as c:
+        first = {realm: c.remember(LINT, realm=realm, source=s1).id for realm in ("a", "b")}
+    for realm, minutes, folded in (("a", 9, True), ("b", 11, False)):
+        later = replace(settings, clock_offset_ms=minutes * 60 * 1000)
+        with Chitta.open(later, embedder=embedder, through_daemon=False) as c:
+            again = c.remember(LINT_AGAIN, realm=realm, source=s1)
+        assert again.burst is folded and (again.id == first[realm]) is folded
+
+
 def test_duplicates_in_other_scopes_are_kept_apart(api: Chitta | DaemonChitta) -> None:
     a = api.remember(WAL, realm="demo")
     b = api.remember(WAL, realm="other")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chitta.mcp.reply import compact_code, compact_recall, outdated
+from chitta.mcp.reply import compact_code, compact_recall, lean, outdated
 
 NOW = 1_700_000_000_000
 
@@ -105,3 +105,13 @@ def test_a_code_reply_over_several_repositories_names_each_folder() -> None:
 def test_a_code_reply_of_an_unknown_shape_is_passed_on_whole() -> None:
     odd = {"ok": True, "symbols": [{"symbol": "x"}]}  # no op: not a shape to cut down
     assert compact_code(odd) == odd
+
+
+def test_a_remember_reply_says_only_what_is_news() -> None:
+    full = {"ok": True, "id": "01A", "deduplicated": False, "similarity": None, "burst": False,
+            "truncated": False, "supersedes": None}  # fmt: skip
+    assert lean("remember", full, realm="r", verbose=False, now_ms=0) == {"ok": True, "id": "01A"}
+    folded = {**full, "deduplicated": True, "similarity": 0.93, "burst": True}
+    assert lean("remember", folded, realm="r", verbose=False, now_ms=0) == {
+        "ok": True, "id": "01A", "deduplicated": True, "similarity": 0.93, "burst": True,
+    }  # fmt: skip

@@ -97,6 +97,10 @@ def test_no_confidence_stays_none(stocked: Chitta) -> None:
 def test_remembered_triplets_and_analogies_come_back(stocked: Chitta) -> None:
     done = Remembered(id="01ABC", deduplicated=True, similarity=0.97, truncated=False)
     assert remembered_from_dict(remembered_to_dict(done)) == done
+    burst = Remembered(id="01ABC", deduplicated=True, similarity=0.9, burst=True)
+    assert remembered_from_dict(remembered_to_dict(burst)) == burst
+    old_reply = {k: v for k, v in remembered_to_dict(done).items() if k != "burst"}
+    assert remembered_from_dict(old_reply) == done  # a daemon from before the field
     rel = stocked.relations
     rel.add("Alice", "lives in", "Paris", realm="demo")
     rel.add("Bob", "lives in", "Rome", realm="demo", weight=0.5)

@@ -20,6 +20,7 @@ from chitta import __version__, spool
 from chitta.code.links import link_memory
 from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
+from chitta.diversity import BURST_LOOKBACK, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
@@ -85,6 +86,9 @@ class Remembered:
     id: str
     deduplicated: bool = False
     similarity: float | None = None  # cosine to the existing memory, when deduplicated
+    #: Deduplicated by diversity sampling (chitta/diversity.py): the memory repeated one its
+    #: session stored moments ago, rather than one anywhere in the scope.
+    burst: bool = False
     truncated: bool = False
     supersedes: str | None = None
 
@@ -275,13 +279,34 @@ class Chitta:
                 dup = self.store.vector_search(vector, scope, 1)
                 if dup and dup[0][1] >= DEDUP_COSINE:
                     return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
+                burst = self._burst_of(memory, vector)
+                if burst is not None:
+                    return self._reinforce_duplicate(*burst, the_tags, source, burst=True)
             self.store.insert([(memory, vector)])
         # The symbols it names (docs/code.md): nothing to do in a realm with no code indexed.
         link_memory(self.store, memory.realm, memory.id, text, now)
         return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
 
+    def _burst_of(self, memory: Memory, vector: np.ndarray) -> tuple[str, float] | None:
+        """The memory of this session that ``memory`` repeats (chitta/diversity.py), if any."""
+        session = memory.source.session
+        if not session:
+            return None
+        ids = self.store.session_recent(session, BURST_LOOKBACK)
+        if not ids:
+            return None
+        found, vectors = self.store.get_many(ids), self.store.vectors_for(ids)
+        recent = [(found[i], vectors[i]) for i in ids if i in found and i in vectors]
+        return burst_of(memory, vector, recent)
+
     def _reinforce_duplicate(
-        self, memory_id: str, similarity: float, tags: tuple, source: Source | None
+        self,
+        memory_id: str,
+        similarity: float,
+        tags: tuple,
+        source: Source | None,
+        *,
+        burst: bool = False,
     ) -> Remembered:
         old = self.store.get(memory_id)
         session = source.session if source else None
@@ -303,6 +328,7 @@ class Chitta:
             deduplicated=True,
             similarity=round(similarity, 4),
             truncated=old.truncated,
+            burst=burst,
         )
 
     def supersede(self, old_id: str, new_id_: str) -> None:

@@ -169,7 +169,8 @@ def memory_reply(memory: Memory) -> dict[str, Any]:
 def remembered_to_dict(done: Remembered) -> dict[str, Any]:
     """What ``remember`` did, as its reply says it."""
     return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
-            "truncated": done.truncated, "supersedes": done.supersedes}  # fmt: skip
+            "burst": done.burst, "truncated": done.truncated,
+            "supersedes": done.supersedes}  # fmt: skip
 
 
 # --- back from the wire: the dict -> object inverses (the Python API through the daemon) ------
@@ -278,5 +279,5 @@ def remembered_from_dict(data: Mapping[str, Any]) -> Remembered:
     from chitta.api import Remembered
 
     return Remembered(id=data["id"], deduplicated=data["deduplicated"],
-                      similarity=data["similarity"], truncated=data["truncated"],
-                      supersedes=data["supersedes"])  # fmt: skip
+                      similarity=data["similarity"], burst=bool(data.get("burst", False)),
+                      truncated=data["truncated"], supersedes=data["supersedes"])  # fmt: skip

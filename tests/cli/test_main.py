@@ -119,6 +119,11 @@ def test_remember_from_stdin_and_dedup_message(run) -> None:
     first = run("remember", "-", stdin=WAL + "\n").stdout.strip()
     again = run("remember", WAL.replace("because", "since")).stdout
     assert again.startswith(first) and "near-duplicate" in again
+    note = "Run the linter before committing: make lint catches unused imports"
+    mine = run("remember", note, "--session", "s1").stdout.strip()
+    burst = run("remember", "Before committing, run make lint: it catches unused imports",
+                "--session", "s1").stdout  # fmt: skip
+    assert burst.startswith(mine) and "this session stored moments ago" in burst
 
 
 def test_import_reports_bad_lines(run, tmp_path: Path) -> None:

@@ -20,7 +20,12 @@ def _read_content(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _remembered(done: dict[str, Any]) -> None:
-    if done["deduplicated"]:
+    if done.get("burst"):
+        click.echo(
+            f"{done['id']}  (repeats what this session stored moments ago, cosine "
+            f"{done['similarity']}: reinforced that memory)"
+        )
+    elif done["deduplicated"]:
         click.echo(
             f"{done['id']}  (near-duplicate, cosine {done['similarity']}: reinforced the "
             "existing memory)"

@@ -191,6 +191,8 @@ def lean(tool: str, reply: Reply, *, realm: str, verbose: bool, now_ms: int) -> 
         keep = {"ok", "id", "supersedes"} | ({"deduplicated", "similarity"}
                                             if reply.get("deduplicated") else set())  # fmt: skip
         out = {k: v for k, v in reply.items() if k in keep and v is not None}
+        if reply.get("burst"):
+            out["burst"] = True
         if reply.get("truncated"):
             out["truncated"] = True
         return out
