@@ -112,6 +112,18 @@ def test_near_duplicate_reinforces_instead_of_storing(api: Chitta | DaemonChitta
     assert counts(api)["memories"] == 1
 
 
+def test_a_near_duplicate_with_a_new_number_or_name_is_a_new_fact(
+    api: Chitta | DaemonChitta,
+) -> None:
+    port = "The integration tests need the PostgreSQL server running on port 5432"
+    first = api.remember(port, realm="demo")
+    other = api.remember(port.replace("5432", "5433"), realm="demo")  # cosine 0.97
+    named = api.remember(port.replace("the PostgreSQL", "the Redis"), realm="demo")
+    assert not (other.deduplicated or named.deduplicated)
+    assert len({first.id, other.id, named.id}) == 3 and counts(api)["memories"] == 3
+    assert api.remember(port, realm="demo").id == first.id  # the same words: reinforced
+
+
 LINT = "Run the linter before committing: make lint catches unused imports"
 #: The same note in other words: cosine 0.93, under the store-wide duplicate rule's 0.95.
 LINT_AGAIN = "Before committing, run make lint: it catches unused imports"

@@ -20,7 +20,7 @@ from chitta import __version__, spool
 from chitta.code.links import link_memory
 from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
-from chitta.diversity import BURST_LOOKBACK, burst_of
+from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
@@ -277,7 +277,7 @@ class Chitta:
         with self.store.write_lock():
             if supersedes is None:
                 dup = self.store.vector_search(vector, scope, 1)
-                if dup and dup[0][1] >= DEDUP_COSINE:
+                if dup and dup[0][1] >= DEDUP_COSINE and self._repeats(text, dup[0][0]):
                     return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
                 burst = self._burst_of(memory, vector)
                 if burst is not None:
@@ -286,6 +286,12 @@ class Chitta:
         # The symbols it names (docs/code.md): nothing to do in a realm with no code indexed.
         link_memory(self.store, memory.realm, memory.id, text, now)
         return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
+
+    def _repeats(self, text: str, memory_id: str) -> bool:
+        """Whether ``text`` adds nothing to the stored memory (chitta/diversity.py): a
+        near-duplicate by cosine that names another number, name or identifier ("port 5433"
+        beside "port 5432": cosine 0.97) is a new fact, stored, not folded."""
+        return adds_nothing(text, self.store.get(memory_id).content)
 
     def _burst_of(self, memory: Memory, vector: np.ndarray) -> tuple[str, float] | None:
         """The memory of this session that ``memory`` repeats (chitta/diversity.py), if any."""
