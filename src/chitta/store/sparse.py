@@ -29,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 from chitta.store.records import Memory, Scope
+from chitta.store.vectors import live_vectors
 
 FEATURES = 16_384
 ACTIVE = 64
@@ -125,13 +126,9 @@ class SparseIndex:
 
     def add_live(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Post the memories of ``items`` that have a vector and are not forgotten."""
-        live = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
-        if live:
-            self.add(
-                [m.id for m, _ in live],
-                np.stack([v for _, v in live]),
-                [(m.realm, m.agent_id, m.channel) for m, _ in live],
-            )
+        live = live_vectors(items)
+        if live is not None:
+            self.add(*live)
 
     def _unpost(self, row: int) -> None:
         realm = self._scope[row][0]

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chitta.store.records import Memory, Scope
+from chitta.store.vectors import live_vectors
 
 #: The seed's two weights of the assignment score; the seed does not publish values. Cosine
 #: decides, size tips: the sparsity's swing from an empty theme to an ideal one (0.38) is
@@ -180,13 +181,9 @@ class ThemeIndex:
 
     def add_live(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
         """Assign the memories of ``items`` that have a vector and are not forgotten."""
-        live = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
-        if live:
-            self.add(
-                [m.id for m, _ in live],
-                np.stack([v for _, v in live]),
-                [(m.realm, m.agent_id, m.channel) for m, _ in live],
-            )
+        live = live_vectors(items)
+        if live is not None:
+            self.add(*live)
 
     def set_alive(self, memory_id: str, alive: bool) -> None:
         """Take a memory out of its theme (soft delete, purge). Restoring one is an
@@ -452,8 +449,10 @@ class ThemeIndex:
             row = state.rows[state.cursor % len(state.rows)]
             state.cursor = (state.cursor + 1) % len(state.rows)
             slot = self._theme[row]
-            if slot < 0 or state.sizes[slot] <= 1 or self._realms[self._scope[row][0]] is not state:
-                continue  # forgotten, alone in its theme, or moved to another realm
+            if slot < 0 or self._realms[self._scope[row][0]] is not state:
+                continue  # forgotten, or moved to another realm (its slot is not this realm's)
+            if state.sizes[slot] <= 1:
+                continue  # alone in its theme: nowhere better to be that it could leave
             vector = self._vectors[row].astype(np.float32)
             scores = state.scores(vector, self.ideal)
             own = self._own_score(state, slot, vector)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from chitta.store.ann import HNSW_MIN_VECTORS, RealmAnn
-from chitta.store.records import Scope
+from chitta.store.records import Memory, Scope
 
 #: A filtered HNSW search asks the graph for this many times the candidates the filter's
 #: share of the realm implies, so that ``k`` survive the filter in the usual case.
@@ -343,3 +343,18 @@ class VectorIndex:
                 return []
             sims = (self._matrix[:n] @ query.astype(np.float32))[rows]
             return self._top(rows, sims, k)
+
+
+def live_vectors(
+    items: Iterable[tuple[Memory, np.ndarray | None]],
+) -> tuple[list[str], np.ndarray, list[tuple[str, str, str]]] | None:
+    """The memories of ``items`` that have a vector and are not forgotten, as an index adds
+    them: their ids, their vectors stacked, their (realm, agent, channel); None if none."""
+    live = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
+    if not live:
+        return None
+    return (
+        [m.id for m, _ in live],
+        np.stack([v for _, v in live]),
+        [(m.realm, m.agent_id, m.channel) for m, _ in live],
+    )

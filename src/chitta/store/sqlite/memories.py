@@ -22,6 +22,7 @@ from chitta.store.sqlite.rows import (
     memory_row,
     update_row,
 )
+from chitta.store.vectors import live_vectors
 
 
 class Memories(Connection):
@@ -72,14 +73,8 @@ class Memories(Connection):
                     self._terms.add(m.realm, m.content)
         if self._links is not None:
             self._links.add_many(m for m, _ in items if m.deleted_at is None)
-        if self._vectors is not None:
-            with_vec = [(m, v) for m, v in items if v is not None and m.deleted_at is None]
-            if with_vec:
-                self._vectors.add(
-                    [m.id for m, _ in with_vec],
-                    np.stack([v for _, v in with_vec]),
-                    [(m.realm, m.agent_id, m.channel) for m, _ in with_vec],
-                )
+        if self._vectors is not None and (live := live_vectors(items)) is not None:
+            self._vectors.add(*live)
         if self._sparse is not None:
             self._sparse.add_live([(m, v) for m, v in items if m.deleted_at is None])
         if self._themes is not None:
