@@ -103,7 +103,25 @@ def test_the_reply_without_a_trace_is_pinned_by_a_golden(chitta: Chitta) -> None
     if os.environ.get("CHITTA_REPIN_GOLDEN") == "1":  # re-pinned on purpose, by hand
         GOLDEN.write_text(text, encoding="utf-8")
     assert GOLDEN.is_file(), f"{GOLDEN} is missing: CHITTA_REPIN_GOLDEN=1 writes it"
-    assert text == GOLDEN.read_text(encoding="utf-8")
+    _assert_same(json.loads(text), json.loads(GOLDEN.read_text(encoding="utf-8")))
+
+
+def _assert_same(got: object, want: object, at: str = "reply") -> None:
+    """``got`` is the golden ``want``: the same keys, lists, strings and flags, and numbers
+    equal within 2e-6 (a score's sixth decimal may round either way: the backends' float32
+    cosines differ in the last bit on some CPUs)."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), at
+        for key in want:
+            _assert_same(got[key], want[key], f"{at}.{key}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), at
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_same(g, w, f"{at}[{i}]")
+    elif isinstance(want, float) or (isinstance(got, float) and isinstance(want, int)):
+        assert not isinstance(got, bool) and got == pytest.approx(want, abs=2e-6), at
+    else:
+        assert got == want and type(got) is type(want), at
 
 
 # --- readiness (seed 002 §1.4): the trace names deliberate defects correctly ------------------
