@@ -91,16 +91,9 @@ class Indexes(Connection):
             if self._sparse is None:
                 identity = self.model_identity()
                 index = SparseIndex(coder_for(identity.dim if identity else 0))
-                rows = self._conn.execute(
-                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
-                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
-                ).fetchall()
-                if rows:
-                    index.add(
-                        [r[0] for r in rows],
-                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
-                        [(r[1], r[2], r[3]) for r in rows],
-                    )
+                rows = self._live_vector_rows("")
+                if rows is not None:
+                    index.add(*rows)
                 self._sparse = index
             return self._sparse
 
@@ -112,19 +105,28 @@ class Indexes(Connection):
             if self._themes is None:
                 identity = self.model_identity()
                 index = ThemeIndex(identity.dim if identity else 0)
-                rows = self._conn.execute(
-                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
-                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL "
-                    "ORDER BY m.created_at, m.id"
-                ).fetchall()
-                if rows:
-                    index.build(
-                        [r[0] for r in rows],
-                        np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
-                        [(r[1], r[2], r[3]) for r in rows],
-                    )
+                rows = self._live_vector_rows(" ORDER BY m.created_at, m.id")
+                if rows is not None:
+                    index.build(*rows)
                 self._themes = index
             return self._themes
+
+    def _live_vector_rows(
+        self, order: str
+    ) -> tuple[list[str], np.ndarray, list[tuple[str, str, str]]] | None:
+        """The live memories with a vector, as an index adds them (ids, stacked vectors,
+        scopes), in ``order`` (an ORDER BY clause, or ""); None when there are none."""
+        rows = self._conn.execute(
+            "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+            "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL" + order
+        ).fetchall()
+        if not rows:
+            return None
+        return (
+            [r[0] for r in rows],
+            np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+            [(r[1], r[2], r[3]) for r in rows],
+        )
 
     @mapped_read
     def corrections(self) -> CorrectionIndex:
