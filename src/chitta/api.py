@@ -40,6 +40,7 @@ from chitta.recall.shown import ShownLog
 from chitta.recall.timecue.apply import apply_cue
 from chitta.recall.timecue.cue import as_given, parse_time_cue
 from chitta.recall.trace import build_trace
+from chitta.recall.usage import Usage, drawn_on
 from chitta.relations.analogy import Analogy, recall_analogy
 from chitta.relations.service import Relations
 from chitta.store.access import AccessRecord
@@ -583,7 +584,25 @@ class Chitta:
             raise BadArgument("add must be a list of memory ids")
         if not add and not forget:
             return self.shown.shown(name)
-        return self.shown.update(name, list(add), forget=forget)
+        return self.shown.update(name, list(add), forget=forget, at=self.clock())
+
+    def session_used(self, session: str, answer: str, *, prompt: str = "") -> Usage:
+        """Which memories the session's last prompt was given that ``answer`` (to ``prompt``)
+        draws on (recall/usage.py); every pair of them, when two or more, gains Hebbian
+        co-access weight. The last batch is taken: a second call for one answer finds none."""
+        name = check_scope_name(session or None, "session")
+        if not isinstance(answer, str) or not isinstance(prompt, str):
+            raise BadArgument("answer and prompt must be text")
+        now = self.clock()
+        given = self.shown.take_last(name, now)
+        live = self.store.get_many(list(given)) if given else {}
+        texts = [(i, live[i].content) for i in given if i in live and live[i].deleted_at is None]
+        used = drawn_on(texts, answer, prompt)
+        together = tuple(used[: self.scoring.hebbian_top])
+        if len(together) >= 2 and self.scoring.hebbian_step > 0:
+            self.store.record_access(AccessRecord((), now, together, self.scoring.hebbian_step))
+        linked = len(together) * (len(together) - 1) // 2 if self.scoring.hebbian_step > 0 else 0
+        return Usage(name, len(given), tuple(used), linked)
 
     def reconstruct(
         self,
@@ -637,11 +656,11 @@ class Chitta:
                            server_version=__version__, scoring_version=scoring)  # fmt: skip
 
     def _record_access(self, result: RecallResult, now: int) -> None:
-        """Buffer the hits' access (ACT-R) and their co-access (Hebbian); written in batches."""
+        """Buffer the hits' access (ACT-R), written in batches. Being returned together
+        links nothing: memories are linked when an answer used them (``session_used``)."""
         ids = tuple(h.memory.id for h in result.hits)
         if ids:
-            top = ids[: self.scoring.hebbian_top]
-            self.store.record_access(AccessRecord(ids, now, top, self.scoring.hebbian_step))
+            self.store.record_access(AccessRecord(ids, now))
 
     # --- maintenance ---------------------------------------------------------------------------
 

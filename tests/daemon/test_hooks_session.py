@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from chitta.daemon.client import DaemonClient
+from chitta.daemon.client import DaemonClient, DaemonError
 
 REALM = "keys"
 FACTS = {
@@ -171,3 +171,23 @@ def test_an_assistants_text_ranks_below_the_same_text_from_the_user(daemon: Path
     assert by_id[user]["factors"]["provenance"] == 1.0
     assert by_id[said]["final"] < by_id[user]["final"]
     assert [h["id"] for h in hits].index(user) < [h["id"] for h in hits].index(said)
+
+
+def test_the_stop_hook_links_the_given_memories_its_answer_drew_on(
+    home: Path, ids, daemon: Path, tmp_path: Path
+) -> None:
+    given = ask(home, "u1")
+    assert {ids["rotate"], ids["vault"]} <= set(given)  # the premise
+    answer = ("Run scripts/rotate_keys.py once a quarter; it writes the new keys to the vault "
+              "under secret/gateway/signing.")  # fmt: skip
+    transcript = tmp_path / "u1.jsonl"
+    transcript.write_text("".join(json.dumps(e) + "\n" for e in (
+        {"type": "user", "message": {"role": "user", "content": QUESTION}},
+        {"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}})))
+    done = hook(home, "stop", {"session_id": "u1", "transcript_path": str(transcript)})
+    assert f"the answer drew on 2 of the {len(given)} memories given" in done.stderr, done.stderr
+    with DaemonClient(daemon) as client:  # the batch was taken: the same answer finds none
+        again = client.call("session_used", session="u1", answer=answer, prompt=QUESTION)
+        assert again == {"ok": True, "session": "u1", "given": 0, "used": [], "linked": 0}
+        with pytest.raises(DaemonError, match="answer"):
+            client.call("session_used", session="u1")

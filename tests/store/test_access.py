@@ -113,14 +113,53 @@ def test_hebbian_weights_grow_with_co_recall_and_cap_at_one(
     assert store.co_neighbours(d) == []
 
 
-def test_co_recall_through_chitta_strengthens_the_top_hits(chitta: Chitta) -> None:
-    for text in ("The deploy script needs the VPN", "Deploys from home need the VPN on",
-                 "Alice prefers tabs over spaces"):  # fmt: skip
-        chitta.remember(text, realm="demo")
-    for _ in range(4):
-        hits = chitta.recall("deploy VPN", realm="demo", limit=2).hits
-    a, b = sorted(h.memory.id for h in hits)
-    assert chitta.store.co_access([a, b]) == {(a, b): pytest.approx(4 * 0.03)}
+def test_co_partners_read_both_sides_heaviest_first_with_the_buffer(
+    store: Store, make_memory: MakeMemory
+) -> None:
+    a, b, c, d = sorted(stocked(store, make_memory))
+    store.record_access(AccessRecord((), 5, together=(a, b), step=0.06))
+    store.flush_access()
+    store.record_access(AccessRecord((), 9, together=(a, c), step=0.03))  # still buffered
+    store.record_access(AccessRecord((), 7, together=(b, c), step=0.03))
+    found = store.co_partners([a, c, d], limit=5)
+    assert found[a] == [(b, pytest.approx(0.06), 5), (c, pytest.approx(0.03), 9)]
+    assert found[c] == [(a, pytest.approx(0.03), 9), (b, pytest.approx(0.03), 7)]
+    assert found[d] == []
+    assert store.co_partners([a], limit=1) == {a: [(b, pytest.approx(0.06), 5)]}
+
+
+def test_recall_links_nothing_an_answer_that_used_two_memories_links_them(
+    chitta: Chitta,
+) -> None:
+    texts = ("The deploy script ops/deploy.sh needs the VPN", "Deploys from home need the VPN on",
+             "Alice prefers tabs over spaces")  # fmt: skip
+    a, b, c = (chitta.remember(t, realm="demo").id for t in texts)
+    for _ in range(3):
+        chitta.recall("deploy VPN", realm="demo", limit=2)
+    assert chitta.store.co_access([a, b, c]) == {}  # returned together is not used together
+    chitta.session_shown("s1", add=[a, b, c])
+    answer = "Turn the VPN on from home, then run ops/deploy.sh."
+    usage = chitta.session_used("s1", answer, prompt="How do I deploy?")
+    assert (usage.given, set(usage.used), usage.linked) == (3, {a, b}, 1)
+    assert chitta.store.co_access([a, b, c]) == {tuple(sorted((a, b))): pytest.approx(0.03)}
+    again = chitta.session_used("s1", answer, prompt="How do I deploy?")
+    assert (again.given, again.used, again.linked) == (0, (), 0)  # each answer counts once
+
+
+def test_a_stale_batch_or_a_forgotten_memory_links_nothing(chitta: Chitta) -> None:
+    now = [chitta.clock()]
+    chitta.clock = lambda: now[0]
+    a = chitta.remember("The deploy script ops/deploy.sh needs the VPN", realm="d").id
+    b = chitta.remember("Deploys from home need the VPN on", realm="d").id
+    answer = "Turn the VPN on from home, then run ops/deploy.sh."
+    chitta.session_shown("s1", add=[a, b])
+    now[0] += 3 * 3600 * 1000  # three hours on: that batch belonged to another answer
+    assert chitta.session_used("s1", answer).given == 0
+    chitta.session_shown("s1", add=[a, b])
+    chitta.forget(b)
+    usage = chitta.session_used("s1", answer)
+    assert (usage.given, usage.used, usage.linked) == (2, (a,), 0)
+    assert chitta.store.co_access([a, b]) == {}
 
 
 def test_purged_memories_are_skipped_by_the_writer(store: Store, make_memory: MakeMemory) -> None:

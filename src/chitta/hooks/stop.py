@@ -8,8 +8,11 @@ statement of equal relevance in later sessions (recall/scoring.py, the provenanc
 Each goes through the daemon's ``remember`` when a daemon answers within the budget (one is
 started when none runs); otherwise into the spool (chitta/spool.py), which the daemon takes
 in when it starts. Either way nothing is lost, and the hook stays within
-CHITTA_HOOK_BUDGET_MS. What the hook did is one line on stderr: a Stop hook's stdout is not
-context for the model.
+CHITTA_HOOK_BUDGET_MS. When the daemon took the turn, the hook then asks it which of the
+memories the prompt hook gave this turn the answer drew on (``session_used``,
+recall/usage.py): those used together are linked for the graph lane. That is a learning
+signal, not a record: when the budget or the daemon does not allow it, it is skipped.
+What the hook did is one line on stderr: a Stop hook's stdout is not context for the model.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from chitta.config import MAX_CONTENT_CHARS, MIN_CONTENT_CHARS
 from chitta.daemon import protocol
 from chitta.daemon.client import DaemonClient, DaemonError
 from chitta.errors import BadDate, DaemonUnavailable, InputError
+from chitta.hooks.calls import Call, run_calls
 from chitta.hooks.render import clip
 from chitta.hooks.run import HookRun, daemon_within_budget, note
 from chitta.hooks.transcript import Turn, last_turn
@@ -92,16 +96,29 @@ def _deliver(run: HookRun, params: dict[str, Any]) -> tuple[str, str]:
     return "recorded", str(result.get("id"))
 
 
-def _record(run: HookRun, role: str, params: dict[str, Any]) -> str:
-    """One side of the turn through the daemon or into the spool; what became of it."""
+def _used(run: HookRun, turn: Turn) -> str:
+    """Ask the daemon which memories given for this turn the answer drew on; what it said,
+    for the hook's line ("" when it was not asked or did not answer)."""
+    params = {"session": run.session, "answer": turn.reply.strip()[:MAX_CONTENT_CHARS],
+              "prompt": turn.prompt.strip()[:MAX_CONTENT_CHARS]}  # fmt: skip
+    (out,) = run_calls(run.socket, [Call("used", "session_used", params)], run.deadline)
+    if out.result is None:
+        return f"; drawn-on test skipped ({out.failure})"
+    given, used = out.result.get("given", 0), len(out.result.get("used", ()))
+    return f"; the answer drew on {used} of the {given} memories given" if given else ""
+
+
+def _record(run: HookRun, role: str, params: dict[str, Any]) -> tuple[str, bool]:
+    """One side of the turn through the daemon or into the spool: what became of it, and
+    whether the daemon took it."""
     fate, said = _deliver(run, params)
     if fate == "recorded":
-        return f"{role} {said}"
+        return f"{role} {said}", True
     if fate == "refused" or run.settings is None:
-        return f"{role}'s side not recorded: {clip(said, 200)}"
+        return f"{role}'s side not recorded: {clip(said, 200)}", False
     path = run.settings.spool_path
     spool.append(path, "remember", params)
-    return f"{role}'s side in the spool {path} ({said})"
+    return f"{role}'s side in the spool {path} ({said})", False
 
 
 def stop_hook(run: HookRun) -> str:
@@ -120,10 +137,12 @@ def stop_hook(run: HookRun) -> str:
     offset = run.settings.clock_offset_ms if run.settings is not None else 0
     when = turn.at if _when(turn.at) is not None else spool.now_iso(offset)
     base = {"kind": "episode", "realm": run.realm, "session": run.session, "event_time": when}
-    done = [_record(run, role, {**base, "content": content, "role": role})
-            for role, content in records]  # fmt: skip
+    fates = [_record(run, role, {**base, "content": content, "role": role})
+             for role, content in records]  # fmt: skip
+    done = [said for said, _ in fates]
+    used = _used(run, turn) if run.session and any(ok for _, ok in fates) else ""
     # One line in all: the missing session is said on it rather than on a second one.
     nosession = "" if run.session else " (the hook input has no 'session_id': no session)"
-    note("stop", f"recorded the turn as episodes {', '.join(done)} in realm {run.realm}; "
-                 f"{run.elapsed_ms():.0f} ms{nosession}")  # fmt: skip
+    note("stop", f"recorded the turn as episodes {', '.join(done)} in realm {run.realm}"
+                 f"{used}; {run.elapsed_ms():.0f} ms{nosession}")  # fmt: skip
     return ""

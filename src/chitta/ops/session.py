@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from chitta.config import MAX_CONTENT_CHARS
 from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.recall.shown import MAX_IDS
 from chitta.validate import MAX_ID_CHARS, MAX_SESSION_CHARS
@@ -50,4 +51,46 @@ SESSION_SHOWN = Operation(
     "kept in the store, bounded: the newest 256 sessions, 512 ids each.",
 )
 
-OPERATIONS = (SESSION_SHOWN,)
+
+def _session_used(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    usage = chitta.session_used(p["session"], p["answer"], prompt=p.get("prompt") or "")
+    return {"session": usage.session, "given": usage.given, "used": list(usage.used),
+            "linked": usage.linked}  # fmt: skip
+
+
+SESSION_USED = Operation(
+    "session_used",
+    "Which memories SESSION's last prompt was given that ANSWER draws on; those used "
+    "together are linked (Hebbian co-access).",
+    (
+        Param(
+            "session",
+            "text",
+            "The agent session (Claude Code's session_id).",
+            required=True,
+            positional=True,
+            max_length=MAX_SESSION_CHARS,
+        ),
+        Param(
+            "answer",
+            "text",
+            "The assistant's answer to the session's last prompt.",
+            required=True,
+            max_length=MAX_CONTENT_CHARS,
+        ),
+        Param(
+            "prompt",
+            "text",
+            "The prompt it answered: its words do not count as drawn from a memory.",
+            max_length=MAX_CONTENT_CHARS,
+        ),
+    ),  # fmt: skip
+    _session_used,
+    detail="The Stop hook asks this after each answer (docs/hooks.md). A memory is drawn on "
+    "when the answer repeats enough of its own words, the prompt's aside (docs/recall.md, "
+    "Hebbian co-access); every pair of those used, when two or more, gains 0.03 of "
+    "co-access weight, which the graph lane spreads over. The last prompt's memories are "
+    "taken once: asking again for the same answer finds none.",
+)
+
+OPERATIONS = (SESSION_SHOWN, SESSION_USED)

@@ -87,14 +87,15 @@ def recall(
         query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
     )
     timing["plan"] = _ms_since(start)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
     ctx = LaneContext(
         query, plan.terms, None, scope, config.depth(limit), store, common=plan.common,
         session=session.name if session else None,
         primed=session.primed if session else (), topics=session.topics if session else (),
+        now=now,
     )  # fmt: skip
     gathered = _gather(embedder, plan, lanes, config, ctx, timing)
     ctx = gathered.ctx
-    now = int(time.time() * 1000) if now_ms is None else now_ms
     judge = Judge(store, scope.realm, code_as_of)
     ranking = _rank(gathered, config, limit, scoring, include_superseded, now, timing, judge)
     t = time.perf_counter()

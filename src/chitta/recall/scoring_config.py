@@ -60,8 +60,8 @@ class ScoringConfig:
     bounds_max: float = 1.5
     inhibition_threshold: float = 0.85  # cosine above which near-duplicates compete
     inhibition_strength: float = 0.7
-    hebbian_step: float = 0.03  # co-access weight added per recall (capped at 1)
-    hebbian_top: int = 5  # pairs among the top this many hits
+    hebbian_step: float = 0.03  # co-access weight added per answer that used both (cap 1)
+    hebbian_top: int = 5  # pairs among at most this many memories one answer used
 
     def prior(self, kind: Kind | str, tags: tuple[str, ...] = ()) -> float:
         """The prior of a memory of ``kind`` with ``tags`` (a fine-grained kind tag wins)."""

@@ -8,6 +8,11 @@ it: a daemon started again must not show the session what it saw an hour ago.
 
 Bounded twice: the newest :data:`MAX_SESSIONS` sessions (the least recently active is
 forgotten first, its key deleted), and per session the newest :data:`MAX_IDS` ids.
+
+Beside the set, each session's *last batch*: the ids its latest prompt was given, with the
+time. The Stop hook takes it (once) to learn which of them the answer drew on
+(recall/usage.py); a batch older than :data:`LAST_BATCH_MS` belongs to an answer long
+finished and is not handed out.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ MAX_IDS = 512
 #: The meta key of the index (the sessions, least recently active first), and each session's.
 INDEX_KEY = "hook_shown_sessions"
 KEY_PREFIX = "hook_shown:"
+LAST_PREFIX = "hook_last:"
+#: The oldest last batch still handed to the Stop hook: a long agentic answer's two hours.
+LAST_BATCH_MS = 2 * 3600 * 1000
 
 
 class MetaStore(Protocol):
@@ -56,11 +64,17 @@ class ShownLog:
         return tuple(_load(self._store.meta(KEY_PREFIX + session)))
 
     def update(
-        self, session: str, add: Sequence[str] = (), *, forget: bool = False
+        self, session: str, add: Sequence[str] = (), *, forget: bool = False, at: int = 0
     ) -> tuple[str, ...]:
-        """Forget the session's set first if ``forget``, then add ``add``; the set after."""
+        """Forget the session's set first if ``forget``, then add ``add`` (the session's last
+        batch from now, given at ``at`` ms); the set after."""
         with self._lock:
             ids = [] if forget else _load(self._store.meta(KEY_PREFIX + session))
+            if add:
+                batch = {"at": at, "ids": list(dict.fromkeys(add))[:MAX_IDS]}
+                self._store.set_meta(LAST_PREFIX + session, json.dumps(batch))
+            elif forget:
+                self._store.delete_meta(LAST_PREFIX + session)
             ids = list(dict.fromkeys([*ids, *add]))[-MAX_IDS:]
             if ids:
                 self._store.set_meta(KEY_PREFIX + session, json.dumps(ids))
@@ -77,4 +91,22 @@ class ShownLog:
             index.append(session)
         for old in index[:-MAX_SESSIONS]:
             self._store.delete_meta(KEY_PREFIX + old)
+            self._store.delete_meta(LAST_PREFIX + old)
         self._store.set_meta(INDEX_KEY, json.dumps(index[-MAX_SESSIONS:]))
+
+    def take_last(self, session: str, now: int) -> tuple[str, ...]:
+        """The ids of the session's last batch, which is then gone (each answer's is taken
+        once); none if it is older than :data:`LAST_BATCH_MS` at ``now`` or unreadable."""
+        with self._lock:
+            raw = self._store.meta(LAST_PREFIX + session)
+            if raw is None:
+                return ()
+            self._store.delete_meta(LAST_PREFIX + session)
+        try:
+            batch = json.loads(raw)
+            at, ids = int(batch["at"]), batch["ids"]
+        except (ValueError, TypeError, KeyError):
+            return ()  # a hand-edited store: a lost batch costs one answer's links
+        if now - at > LAST_BATCH_MS or not isinstance(ids, list):
+            return ()
+        return tuple(i for i in ids if isinstance(i, str))

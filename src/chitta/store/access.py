@@ -194,13 +194,19 @@ def with_pending_pairs(
     return weights
 
 
-def with_pending_neighbours(
-    memory_id: str, weights: dict[str, float], pending: Iterable[AccessRecord], limit: int
-) -> list[tuple[str, float]]:
-    """``memory_id``'s stored co-access ``weights`` (by the other id) with the buffer's
-    increments added: the ``limit`` heaviest, (id, weight), equal weights by id."""
-    for (a, b), (inc, _) in pair_increments(pending).items():
-        if memory_id in (a, b):
-            other = b if a == memory_id else a
-            weights[other] = min(MAX_CO_WEIGHT, weights.get(other, 0.0) + inc)
-    return sorted(weights.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+def with_pending_partners(
+    found: dict[str, dict[str, tuple[float, int]]], pending: Iterable[AccessRecord], limit: int
+) -> dict[str, list[tuple[str, float, int]]]:
+    """Each id's stored co-access partners (``found``: id → other → (weight, updated at))
+    with the buffer's increments added: the ``limit`` heaviest, (other, weight, updated at),
+    equal weights by id."""
+    for (a, b), (inc, at) in pair_increments(pending).items():
+        for mine, other in ((a, b), (b, a)):
+            if mine in found:
+                weight, when = found[mine].get(other, (0.0, 0))
+                found[mine][other] = (min(MAX_CO_WEIGHT, weight + inc), max(when, at))
+    return {
+        memory_id: sorted(((o, w, t) for o, (w, t) in partners.items()),
+                          key=lambda r: (-r[1], r[0]))[:limit]
+        for memory_id, partners in found.items()
+    }  # fmt: skip

@@ -152,6 +152,13 @@ class Store(Protocol):
 
     def co_neighbours(self, memory_id: str, limit: int = 10) -> list[tuple[str, float]]: ...
 
+    def co_partners(
+        self, ids: Sequence[str], limit: int = 10
+    ) -> dict[str, list[tuple[str, float, int]]]:
+        """Each of ``ids``'s ``limit`` heaviest co-access partners, (other id, weight, time of
+        its latest increment in ms), heaviest first; an id with none maps to []."""
+        ...
+
     def add_replication(self, memory_id: str, session: str, at: int) -> None: ...
 
     def replication_sessions(self, ids: Sequence[str]) -> dict[str, set[str]]: ...

@@ -149,3 +149,43 @@ def test_triplets_stated_under_an_alias_carry_activation(store, stock, context) 
     assert GraphLane(max_share=1.0).run(context(seeds=[seed])) == []
     store.add_alias("work", "NYC", "nyc", "new york city")
     assert [i for i, _ in GraphLane(max_share=1.0).run(context(seeds=[seed]))] == [target]
+
+
+DAY = 86_400_000
+
+
+def _link(store, a: str, b: str, times: int, at: int) -> None:
+    """``a`` and ``b`` used together ``times`` times, the last at ``at`` (ms)."""
+    from chitta.store.access import AccessRecord
+
+    for _ in range(times):
+        store.record_access(AccessRecord((), at, together=(a, b), step=0.03))
+    store.flush_access()
+
+
+def test_memories_used_together_are_linked_and_the_link_fades_unused(store, stock, context):
+    seed, used, other = stock(["we moved offices in spring", "the parking permit is blue",
+                               "dinner was pasta"])  # fmt: skip
+    lane = GraphLane(max_share=1.0)
+    assert lane.run(context(seeds=[seed])) == []  # they share no entity: nothing to follow
+    now = int(time.time() * 1000)
+    _link(store, seed, used, 4, now)
+    fresh = dict(lane.run(context(seeds=[seed], now=now)))
+    assert set(fresh) == {used}  # seed 001's spread 0.5 × the link: min(1, 3 × 4 × 0.03)
+    assert abs(fresh[used] - 0.5 * 0.36) < 1e-9
+    later = dict(lane.run(context(seeds=[seed], now=now + 60 * DAY)))
+    assert abs(later[used] - fresh[used] / 4) < 1e-9  # two half-lives of 30 days
+    assert GraphLane(max_share=1.0, co_gain=0).run(context(seeds=[seed], now=now)) == []
+
+
+def test_hebbian_links_are_bounded_per_memory_and_spread_a_hop_further(store, stock, context):
+    seed, *partners = stock([f"plain note number {i}" for i in range(6)])
+    now = int(time.time() * 1000)
+    for i, partner in enumerate(partners):
+        _link(store, seed, partner, i + 1, now)  # the last is the heaviest
+    ranked = GraphLane(max_share=1.0, co_per=2, co_frontier=1).run(context(seeds=[seed], now=now))
+    assert [i for i, _ in ranked] == [partners[-1], partners[-2]]
+    far = stock(["a second plain note"])[0]
+    _link(store, partners[-1], far, 1, now)
+    reached = dict(GraphLane(max_share=1.0, co_per=2).run(context(seeds=[seed], now=now)))
+    assert far in reached and reached[far] < reached[partners[-1]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -34,17 +34,14 @@ class LaneContext:
     primed: Sequence[str] = ()  # memories the session touched lately, newest first
     topics: tuple[str, ...] = ()  # distinctive words of the session's recent queries
     seeds: tuple[str, ...] = ()
+    now: int | None = None  # the recall's "now" in ms (None: the clock's), for decay
     _loaded: dict[str, Memory | None] = field(default_factory=dict, compare=False, repr=False)
     #: What a lane wants the reply to say, by lane: that a bound cut its work (graph).
     notes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def with_seeds(self, seeds: Sequence[str]) -> LaneContext:
         """This context for the derived lanes, seeded with a first fusion's candidates."""
-        return LaneContext(
-            self.query, self.terms, self.query_vector, self.scope, self.depth, self.store,
-            self.common, self.session, self.primed, self.topics, tuple(seeds), self._loaded,
-            self.notes,
-        )  # fmt: skip
+        return replace(self, seeds=tuple(seeds))  # the loaded memories and notes are shared
 
     def memories(self, ids: Sequence[str]) -> dict[str, Memory]:
         """Live memories by id, loaded once per recall however many lanes ask (an id found

@@ -16,11 +16,19 @@ followed, weighted by 1 / ln(1 + memories naming it). The work per recall is bou
 so a hub with 100,000 edges cannot make recall slow; the reply's ``bounded`` says when a bound
 cut the spread. Activation that lands in an attractor's basin (the realm's densest clusters
 of entities and triplets, recall/attractors.py) is multiplied by 1.15.
+
+Memories an agent used together are linked too (Hebbian co-access, seed 001: hebbian
+strength 0.03; recall/usage.py says what "used" means). Each hop, the ``co_frontier`` most
+activated memories of the frontier pass activation to their ``co_per`` heaviest co-access
+partners, the link's weight ``min(1, co_gain × weight × ½^(age / co_half_life_days))``: a
+pair's weight halves every 30 days after its last use, so a link nobody uses fades. A store
+where nothing was used together spreads exactly as without this.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -31,6 +39,15 @@ from chitta.store.triplets import SCAN_FACTOR
 
 if TYPE_CHECKING:
     from chitta.store.links import LinkIndex
+
+DAY_MS = 86_400_000
+
+
+def link_weight(weight: float, age_ms: int, half_life_ms: float, gain: float) -> float:
+    """A Hebbian link's weight: the co-access ``weight``, halved every ``half_life_ms`` since
+    its last increment, times ``gain``, at most 1 (a pair's age never counts below 0)."""
+    faded = weight * 0.5 ** (max(0, age_ms) / half_life_ms) if half_life_ms > 0 else weight
+    return min(1.0, gain * faded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +68,12 @@ class GraphLane:
     #: what this many cost, and the reply's ``bounded`` says when it cut.
     edges: int = 200
     basin_boost: float = 1.15  # seed 001: activation inside an attractor's basin
+    #: Hebbian links (module docstring): frontier memories that follow theirs per hop, partners
+    #: read per memory, the weight's gain, and its half-life when unused.
+    co_frontier: int = 32
+    co_per: int = 8
+    co_gain: float = 3.0
+    co_half_life_days: float = 30.0
     attractors: AttractorCache = field(default_factory=AttractorCache, compare=False)
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
@@ -72,8 +95,10 @@ class GraphLane:
             )
             cut = cut or capped or stated_cut
             spread: dict[str, float] = {}
+            used = self._used_with(ctx, frontier)
             for memory_id, activation in frontier.items():
-                for target, weight in self._targets(links, realm, names[memory_id], related, limit):
+                targets = self._targets(links, realm, names[memory_id], related, limit)
+                for target, weight in [*targets, *used.get(memory_id, ())]:
                     # Sorted, so that sums and the budget's cut are the same in every process
                     # (a set's order depends on the string hash seed).
                     members = sorted(target) if isinstance(target, frozenset) else [target]
@@ -105,6 +130,23 @@ class GraphLane:
             for memory_id in basins & scores.keys():
                 scores[memory_id] *= self.basin_boost
         return scoped(ctx, scores)
+
+    def _used_with(
+        self, ctx: LaneContext, frontier: Mapping[str, float]
+    ) -> dict[str, list[tuple[str, float]]]:
+        """The Hebbian links of the frontier's ``co_frontier`` most activated memories: by
+        memory, (partner, link weight) of its ``co_per`` heaviest co-access partners."""
+        if self.co_gain <= 0 or self.co_frontier <= 0 or self.co_per <= 0:
+            return {}
+        top = sorted(frontier, key=lambda m: (-frontier[m], m))[: self.co_frontier]
+        now = int(time.time() * 1000) if ctx.now is None else ctx.now
+        half_life_ms = self.co_half_life_days * DAY_MS
+        return {
+            memory_id: [(other, link_weight(w, now - at, half_life_ms, self.co_gain))
+                        for other, w, at in partners]
+            for memory_id, partners in ctx.store.co_partners(top, self.co_per).items()
+            if partners
+        }  # fmt: skip
 
     @staticmethod
     def _names(

@@ -15,8 +15,8 @@ from chitta.store.access import (
     AccessRecord,
     pair_increments,
     with_pending_history,
-    with_pending_neighbours,
     with_pending_pairs,
+    with_pending_partners,
 )
 
 Read = Callable[[str, Sequence[object]], list]
@@ -27,7 +27,7 @@ def write_batch(cur: psycopg.Cursor, batch: Sequence[AccessRecord]) -> None:
     so are memories in realms this role may read but not write (postgres/access_control.py:
     an agent's recalls of a realm shared read-only leave its history alone). Rows are
     touched in id order, so two processes flushing at once never deadlock."""
-    touched = sorted({i for rec in batch for i in rec.ids})
+    touched = sorted({i for rec in batch for i in (*rec.ids, *rec.together)})
     live = {
         r[0]
         for r in cur.execute(
@@ -98,15 +98,20 @@ def read_co_access(
     return with_pending_pairs(weights, set(wanted), pending)
 
 
-def read_neighbours(
-    read: Read, memory_id: str, pending: Sequence[AccessRecord], limit: int
-) -> list[tuple[str, float]]:
-    """The memories most often returned with ``memory_id``: (id, weight), heaviest first."""
-    weights: dict[str, float] = {}
-    for a, b, w in read(
-        "SELECT a, b, weight FROM co_access WHERE a = %s UNION ALL "
-        "SELECT a, b, weight FROM co_access WHERE b = %s",
-        (memory_id, memory_id),
-    ):
-        weights[b if a == memory_id else a] = w
-    return with_pending_neighbours(memory_id, weights, pending, limit)
+def read_partners(
+    read: Read, ids: Sequence[str], pending: Sequence[AccessRecord], limit: int
+) -> dict[str, list[tuple[str, float, int]]]:
+    """Each id's heaviest co-access partners: (other, weight, updated at); buffer included."""
+    found: dict[str, dict[str, tuple[float, int]]] = {i: {} for i in ids}
+    wanted = sorted(found)
+    if wanted:
+        for a, b, w, t in read(
+            "SELECT a, b, weight, updated_at FROM co_access WHERE a = ANY(%s) UNION ALL "
+            "SELECT a, b, weight, updated_at FROM co_access WHERE b = ANY(%s)",
+            (wanted, wanted),
+        ):
+            if a in found:
+                found[a][b] = (w, t)
+            if b in found:
+                found[b][a] = (w, t)
+    return with_pending_partners(found, pending, limit)

@@ -566,7 +566,18 @@ class PostgresStore:
 
     def co_neighbours(self, memory_id: str, limit: int = 10) -> list[tuple[str, float]]:
         with self._access_mutex:
-            return access_sql.read_neighbours(self._read, memory_id, self._access.pending(), limit)
+            return [
+                (o, w)
+                for o, w, _ in access_sql.read_partners(
+                    self._read, [memory_id], self._access.pending(), limit
+                )[memory_id]
+            ]
+
+    def co_partners(
+        self, ids: Sequence[str], limit: int = 10
+    ) -> dict[str, list[tuple[str, float, int]]]:
+        with self._access_mutex:
+            return access_sql.read_partners(self._read, list(ids), self._access.pending(), limit)
 
     def add_replication(self, memory_id: str, session: str, at: int) -> None:
         with self._tx() as cur:

@@ -13,8 +13,8 @@ from chitta.store.access import (
     AccessRecord,
     pair_increments,
     with_pending_history,
-    with_pending_neighbours,
     with_pending_pairs,
+    with_pending_partners,
 )
 
 
@@ -33,7 +33,7 @@ def _live(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
 
 def write_batch(conn: sqlite3.Connection, batch: Sequence[AccessRecord]) -> None:
     """Write ``batch`` inside the caller's transaction; ids purged meanwhile are skipped."""
-    touched = list(dict.fromkeys(i for rec in batch for i in rec.ids))
+    touched = list(dict.fromkeys(i for rec in batch for i in (*rec.ids, *rec.together)))
     live = _live(conn, touched)
     conn.executemany(
         "INSERT INTO access_log (memory_id, at) VALUES (?, ?)",
@@ -104,13 +104,22 @@ def read_co_access(
     return with_pending_pairs(weights, wanted, pending)
 
 
-def read_neighbours(
-    conn: sqlite3.Connection, memory_id: str, pending: Sequence[AccessRecord], limit: int
-) -> list[tuple[str, float]]:
-    """The memories most often returned with ``memory_id``: (id, weight), heaviest first."""
-    weights: dict[str, float] = {}
-    for a, b, w in conn.execute(
-        "SELECT a, b, weight FROM co_access WHERE a = ? OR b = ?", (memory_id, memory_id)
-    ):
-        weights[b if a == memory_id else a] = w
-    return with_pending_neighbours(memory_id, weights, pending, limit)
+def read_partners(
+    conn: sqlite3.Connection, ids: Sequence[str], pending: Sequence[AccessRecord], limit: int
+) -> dict[str, list[tuple[str, float, int]]]:
+    """Each id's heaviest co-access partners: (other, weight, updated at); buffer included."""
+    found: dict[str, dict[str, tuple[float, int]]] = {i: {} for i in ids}
+    chunk = sorted(found)
+    for start in range(0, len(chunk), 400):
+        part = chunk[start : start + 400]
+        marks = _marks(len(part))
+        for a, b, w, t in conn.execute(
+            f"SELECT a, b, weight, updated_at FROM co_access WHERE a IN ({marks}) UNION ALL "
+            f"SELECT a, b, weight, updated_at FROM co_access WHERE b IN ({marks})",
+            part + part,
+        ):
+            if a in found:
+                found[a][b] = (w, t)
+            if b in found:
+                found[b][a] = (w, t)
+    return with_pending_partners(found, pending, limit)

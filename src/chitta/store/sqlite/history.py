@@ -49,7 +49,20 @@ class History(Connection):
     def co_neighbours(self, memory_id: str, limit: int = 10) -> list[tuple[str, float]]:
         """The memories most co-accessed with ``memory_id``: (id, weight), heaviest first."""
         with self._mutex:
-            return access.read_neighbours(self._conn, memory_id, self._access.pending(), limit)
+            return [
+                (o, w)
+                for o, w, _ in access.read_partners(
+                    self._conn, [memory_id], self._access.pending(), limit
+                )[memory_id]
+            ]
+
+    @mapped_read
+    def co_partners(
+        self, ids: Sequence[str], limit: int = 10
+    ) -> dict[str, list[tuple[str, float, int]]]:
+        """Each id's ``limit`` heaviest co-access partners: (other, weight, updated at)."""
+        with self._mutex:
+            return access.read_partners(self._conn, list(ids), self._access.pending(), limit)
 
     def add_replication(self, memory_id: str, session: str, at: int) -> None:
         """Record that ``session`` stored ``memory_id`` again (a deduplicated re-remember)."""
