@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from chitta import __version__, spool
+from chitta import __version__, hygiene, spool
 from chitta.code.links import link_memory
 from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
@@ -408,6 +408,20 @@ class Chitta:
                 )
             )
         return self.store.update_many(changed)
+
+    def hygiene(self, realm: str | None = None, *, dry_run: bool = False) -> hygiene.Plan:
+        """Merge the realm's near-duplicate clusters and list its value conflicts
+        (chitta/hygiene.py); with ``dry_run`` only what it would do. The plan names the run
+        to undo when anything was merged."""
+        name = check_scope_name(realm, "realm") or self.realm
+        found = hygiene.plan(self.store, name)
+        return (
+            found if dry_run or not found.merges else hygiene.apply(self.store, found, self.clock())
+        )
+
+    def hygiene_undo(self, run: str) -> int:
+        """Put back what hygiene run ``run`` merged; how many memories came back."""
+        return hygiene.undo(self.store, run, self.clock())
 
     def forget(self, memory_id: str) -> Memory:
         """Soft delete: hidden from every read, recoverable with :meth:`restore`."""

@@ -181,9 +181,15 @@ def test_the_stop_hook_links_the_given_memories_its_answer_drew_on(
     answer = ("Run scripts/rotate_keys.py once a quarter; it writes the new keys to the vault "
               "under secret/gateway/signing.")  # fmt: skip
     transcript = tmp_path / "u1.jsonl"
-    transcript.write_text("".join(json.dumps(e) + "\n" for e in (
-        {"type": "user", "message": {"role": "user", "content": QUESTION}},
-        {"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}})))
+    transcript.write_text(
+        "".join(
+            json.dumps(e) + "\n"
+            for e in (
+                {"type": "user", "message": {"role": "user", "content": QUESTION}},
+                {"type": "assistant", "message": {"content": [{"type": "text", "text": answer}]}},
+            )
+        )
+    )
     done = hook(home, "stop", {"session_id": "u1", "transcript_path": str(transcript)})
     assert f"the answer drew on 2 of the {len(given)} memories given" in done.stderr, done.stderr
     with DaemonClient(daemon) as client:  # the batch was taken: the same answer finds none

@@ -76,6 +76,28 @@ def _each(name: str):
     return render
 
 
+def _hygiene(data: dict[str, Any]) -> None:
+    if "undo" in data:
+        click.echo(f"run {data['undo']}: {data['restored']} memories put back")
+        return
+    shown = data["previews"]
+    verb = "would merge" if data["dry_run"] else "merged"
+    for merge in data["merges"]:
+        click.echo(f"keep {merge['keep']}  {shown.get(merge['keep'], '')}")
+        for other in merge["merged"]:
+            click.echo(f"  {verb} {other}  {shown.get(other, '')}")
+    for c in data["conflicts"]:
+        roles = f"{c['roles'][0] or 'unknown'} / {c['roles'][1] or 'unknown'}"
+        click.echo(f"conflict (cosine {c['cosine']}, {roles}):")
+        click.echo(f"  newer {c['newer']}  {shown.get(c['newer'], '')}")
+        click.echo(f"  older {c['older']}  {shown.get(c['older'], '')}")
+    merged = sum(len(m["merged"]) for m in data["merges"])
+    click.echo(f"realm {data['realm']}: {data['scanned']} memories scanned, {verb} {merged} "
+               f"into {len(data['merges'])}, {len(data['conflicts'])} conflicts")  # fmt: skip
+    if data.get("run"):
+        click.echo(f"undo with: chitta hygiene --undo {data['run']}")
+
+
 def register(group: click.Group) -> None:
     """Add the memory commands to ``group``."""
     op_command(group, "remember", _remembered, prepare=_read_content)
@@ -88,3 +110,4 @@ def register(group: click.Group) -> None:
     op_command(group, "supersede",
                lambda d: click.echo(f"{d['new_id']} supersedes {d['old_id']}"))  # fmt: skip
     op_command(group, "decay", lambda d: click.echo(f"decayed {d['decayed']} memories"))
+    op_command(group, "hygiene", _hygiene)

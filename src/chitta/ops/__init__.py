@@ -9,12 +9,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from chitta.ops import admin, calibrate, cited, code, memory, migrate, relations, session
+from chitta.ops import (
+    admin,
+    calibrate,
+    cited,
+    code,
+    hygiene,
+    memory,
+    migrate,
+    relations,
+    session,
+)  # fmt: skip
 from chitta.ops.spec import Context, Operation, Param, Params, check_params, given
 
 OPERATIONS: Mapping[str, Operation] = {
     op.name: op
-    for module in (memory, relations, cited, admin, migrate, calibrate, session, code)
+    for module in (memory, relations, cited, admin, migrate, calibrate, session, code, hygiene)
     for op in module.OPERATIONS
 }
 
