@@ -27,7 +27,7 @@ from types import MappingProxyType
 import chitta.recall.config as recall_config
 from chitta.bench import environment, locomo
 from chitta.bench.runner import realm_for
-from chitta.bench.score import score
+from chitta.bench.score import score, summary
 from chitta.bench.systems.chitta import ChittaStore
 from chitta.bench.turn_vectors import DocumentCache, cache_file
 from chitta.config import EmbedSettings
@@ -84,12 +84,7 @@ def _run(store: ChittaStore, data: locomo.Dataset, strategy: str, wrong: float |
                 at = q.now_ms or int(time.time() * 1000)  # the recall's "now" is the clock's
                 chitta.store.record_access(AccessRecord((), at, tuple(used), SCORING.hebbian_step))
                 links += 1
-    out = {m: round(sum(r[m] for _, r in rows) / len(rows), 4) for m in ("recall@10", "ndcg@10")}
-    by_type: dict[int, list[dict]] = {}
-    for category, metrics in rows:
-        by_type.setdefault(category, []).append(metrics)
-    out["by_type"] = {c: [round(sum(m[k] for m in v) / len(v), 3) for k in ("recall@10", "ndcg@10")]
-                      for c, v in sorted(by_type.items())}  # fmt: skip
+    out = summary(rows)
     out["answers_linking"] = links
     out["s"] = round(time.perf_counter() - start, 1)
     return out

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chitta.bench.score import METRICS, aggregate, percentile, score
+from chitta.bench.score import METRICS, aggregate, percentile, score, summary
 
 
 def test_perfect_retriever_scores_one() -> None:
@@ -67,3 +67,10 @@ def test_percentile() -> None:
     assert percentile([], 50) == 0.0
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
     assert percentile([1.0, 2.0], 95) == pytest.approx(1.95)
+
+
+def test_summary_means_and_per_category_pairs() -> None:
+    rows = [(1, score(["a", "b"], ["a"])), (1, score(["b"], ["a"])), (2, score(["c", "a"], ["a"]))]
+    out = summary(rows)
+    assert out["recall@10"] == round(2 / 3, 4)
+    assert out["by_type"] == {1: [0.5, 0.5], 2: [1.0, round(1 / math.log2(3), 3)]}

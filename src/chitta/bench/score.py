@@ -88,3 +88,16 @@ def summary_ms(values: Sequence[float]) -> dict[str, float]:
         "min": round(min(values), 3),
         "max": round(max(values), 3),
     }
+
+
+def summary(rows: Sequence[tuple[int, Mapping[str, float]]]) -> dict:
+    """Mean recall@10 and nDCG@10 of ``rows`` ((category, :func:`score`)), rounded to 4
+    places, and ``by_type``: each category's pair, rounded to 3 (the tuning aids' figures)."""
+    metrics = ("recall@10", "ndcg@10")
+    out: dict = {m: round(sum(r[m] for _, r in rows) / len(rows), 4) for m in metrics}
+    by_type: dict[int, list[Mapping[str, float]]] = {}
+    for category, scored in rows:
+        by_type.setdefault(category, []).append(scored)
+    out["by_type"] = {c: [round(sum(r[m] for r in v) / len(v), 3) for m in metrics]
+                      for c, v in sorted(by_type.items())}  # fmt: skip
+    return out

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from chitta.api import Chitta
 
 
+#: The agent session an operation of this module is about.
+SESSION_ID = Param("session", "text", "The agent session (Claude Code's session_id).",
+                   required=True, positional=True, max_length=MAX_SESSION_CHARS)  # fmt: skip
+
+
 def _session_shown(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     shown = chitta.session_shown(p["session"], add=p.get("add") or (),
                                  forget=p.get("forget", False))  # fmt: skip
@@ -24,14 +29,7 @@ SESSION_SHOWN = Operation(
     "The memory ids the hooks put into SESSION's context; --add records more, --forget "
     "starts the set afresh (first).",
     (
-        Param(
-            "session",
-            "text",
-            "The agent session (Claude Code's session_id).",
-            required=True,
-            positional=True,
-            max_length=MAX_SESSION_CHARS,
-        ),
+        SESSION_ID,
         Param(
             "add",
             "list",
@@ -63,14 +61,7 @@ SESSION_USED = Operation(
     "Which memories SESSION's last prompt was given that ANSWER draws on; those used "
     "together are linked (Hebbian co-access).",
     (
-        Param(
-            "session",
-            "text",
-            "The agent session (Claude Code's session_id).",
-            required=True,
-            positional=True,
-            max_length=MAX_SESSION_CHARS,
-        ),
+        SESSION_ID,
         Param(
             "answer",
             "text",
