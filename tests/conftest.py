@@ -114,7 +114,7 @@ def store_path(tmp_path: Path) -> Path:
 # CHITTA_TEST_BACKENDS=sqlite runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
-BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon")
+BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon", "subconscious")
 #: The backends' own suites: each tests its backend alone.
 ONE_BACKEND = ("store/sqlite", "store/postgres")
 PG_TEMPLATE = "chitta_template"
@@ -269,12 +269,16 @@ def said(proc: subprocess.Popen) -> str:
     return Path(proc.stderr.name).read_bytes()[-SAID_TAIL_BYTES:].decode(errors="replace")
 
 
-def start_daemon(home: Path, *args: str, store: str | None = None) -> subprocess.Popen:
+def start_daemon(
+    home: Path, *args: str, store: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen:
     """`chitta [--store S] serve ARGS` in ``home``, returned once its socket answers; its
     output goes to ``<home>-serve.log`` beside the home (``proc.stderr`` reads it). A
     database URL goes in CHITTA_STORE, as daemon/launch.py passes it (not on the command line
-    that `ps` shows)."""
+    that `ps` shows). ``env``: CHITTA_* settings of its own (none of this process's pass)."""
+    given = env or {}
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHITTA_", "CC_SOUL_"))}
+    env.update(given)
     env["CHITTA_HOME"] = str(home)
     if store and is_database_url(store):
         env["CHITTA_STORE"], store = store, None
@@ -361,8 +365,10 @@ def launch() -> Iterator[Callable[..., subprocess.Popen]]:
     running is stopped after the test, whatever it did."""
     started: list[subprocess.Popen] = []
 
-    def start(home: Path, *args: str, store: str | None = None) -> subprocess.Popen:
-        proc = start_daemon(home, *args, store=store)
+    def start(
+        home: Path, *args: str, store: str | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.Popen:
+        proc = start_daemon(home, *args, store=store, env=env)
         started.append(proc)
         return proc
 

@@ -49,8 +49,6 @@ from chitta.store.base import Store
 from chitta.store.confidence import (
     INITIAL_STRENGTH,
     Confidence,
-    decay,
-    decay_strength,
     observe,
     reinforce,
     tier_for,
@@ -59,12 +57,15 @@ from chitta.store.confidence import (
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
+from chitta.subconscious.decay import Decayed, decay_some
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
 if TYPE_CHECKING:
     from chitta.remote import DaemonChitta
 
 MS_PER_DAY = 86_400_000
+#: Memories decayed per transaction by :meth:`Chitta.decay`.
+DECAY_BATCH = 500
 #: The store's meta key that holds its own calibration (`chitta calibrate`).
 CALIBRATION_KEY = "calibration"
 
@@ -389,25 +390,18 @@ class Chitta:
             self.store.update(updated)
         return updated
 
-    def decay(self, now: int | None = None) -> int:
-        """Apply each memory's kind decay for the time since it was last decayed."""
+    def decay(self, now: int | None = None) -> Decayed:
+        """Apply each memory's kind decay for the time since it was last decayed (and move
+        its tier with its strength), a batch at a time (subconscious/decay.py)."""
         now = self.clock() if now is None else now
-        changed: list[Memory] = []
-        for m in self.store.iter_memories():
-            days = (now - (m.decayed_at or m.created_at)) / MS_PER_DAY
-            if days <= 0:
-                continue
-            strength = decay_strength(m.strength, m.confidence.tau, days)
-            changed.append(
-                replace(
-                    m,
-                    confidence=decay(m.confidence, days),
-                    strength=strength,
-                    tier=tier_for(strength),
-                    decayed_at=now,
-                )
-            )
-        return self.store.update_many(changed)
+        done = Decayed()
+        batch: list[str] = []
+        for m in self.store.iter_memories(batch=DECAY_BATCH):
+            batch.append(m.id)
+            if len(batch) == DECAY_BATCH:
+                done += decay_some(self.store, batch, now)
+                batch = []
+        return done + decay_some(self.store, batch, now) if batch else done
 
     def hygiene(self, realm: str | None = None, *, dry_run: bool = False) -> hygiene.Plan:
         """Merge the realm's near-duplicate clusters and list its value conflicts

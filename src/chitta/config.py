@@ -19,6 +19,7 @@ from chitta.recall.confidence.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
 from chitta.scope import RealmChoice, resolve_realm
 from chitta.store.backends import is_database_url, location_key, without_password
+from chitta.subconscious.schedule import INTERVAL_RANGE, SHARE_RANGE, UpkeepSettings
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -140,6 +141,8 @@ class Settings:
     #: CHITTA_MCP_CODE: whether `chitta mcp` offers its ``code`` tool: ``auto`` once code is
     #: indexed in the store (code/offered.py), ``on`` always, ``off`` never.
     mcp_code: str = "auto"
+    #: CHITTA_UPKEEP and CHITTA_UPKEEP_*: the daemon's background upkeep (subconscious/).
+    upkeep: UpkeepSettings = field(default_factory=UpkeepSettings)
 
     @property
     def store_is_database(self) -> bool:
@@ -318,6 +321,22 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         daemon_workers=_bounded_int(env, "DAEMON_WORKERS", DAEMON_WORKERS, DAEMON_WORKERS_RANGE),
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
         mcp_code=_choice(env, "MCP_CODE", MCP_CODE_CHOICES),
+        upkeep=upkeep_settings(env),
+    )
+
+
+def upkeep_settings(environ: Mapping[str, str]) -> UpkeepSettings:
+    """The subconscious's switches: CHITTA_UPKEEP (default 1), CHITTA_UPKEEP_SHARE (percent
+    of one core, 1-50, default 10), CHITTA_UPKEEP_DECAY_S and CHITTA_UPKEEP_HYGIENE_S
+    (seconds between sweeps, 0 never) and CHITTA_UPKEEP_START_S (none this soon after a
+    start)."""
+    d = UpkeepSettings()
+    return UpkeepSettings(
+        enabled=_flag(environ, "UPKEEP", default=True),
+        share=_bounded_int(environ, "UPKEEP_SHARE", round(d.share * 100), SHARE_RANGE) / 100,
+        decay_s=_bounded_int(environ, "UPKEEP_DECAY_S", d.decay_s, INTERVAL_RANGE),
+        hygiene_s=_bounded_int(environ, "UPKEEP_HYGIENE_S", d.hygiene_s, INTERVAL_RANGE),
+        start_s=_bounded_int(environ, "UPKEEP_START_S", d.start_s, INTERVAL_RANGE),
     )
 
 

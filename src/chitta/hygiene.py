@@ -31,8 +31,6 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from chitta.config import DEDUP_COSINE
 from chitta.diversity import adds_nothing, distinctive
 from chitta.errors import BadArgument
@@ -114,18 +112,23 @@ def _current(store: Store, realm: str) -> list[Memory]:
 
 
 def _pairs(
-    store: Store, memories: Sequence[Memory], vectors: dict[str, np.ndarray]
+    store: Store, memories: Sequence[Memory], known: dict[str, Memory]
 ) -> Iterator[tuple[Memory, Memory, float]]:
-    """Each near pair of ``memories`` once, (a, b, cosine) with ``a`` the smaller id."""
-    by_id = {m.id: m for m in memories}
+    """Each near pair with a member of ``memories`` (the smaller id of the two), once, as
+    (a, b, cosine). A neighbour not in ``known`` is read from the store (and kept there)."""
+    vectors = store.vectors_for([m.id for m in memories])
     for m in memories:
         vector = vectors.get(m.id)
         if vector is None:
             continue
         scope = Scope(m.realm, m.agent_id, m.channel)
-        for other_id, cosine in store.vector_search(vector, scope, NEIGHBOURS + 1):
-            other = by_id.get(other_id)
-            if other is not None and m.id < other_id and cosine >= CONFLICT_COSINE:
+        near = [(i, c) for i, c in store.vector_search(vector, scope, NEIGHBOURS + 1)
+                if m.id < i and c >= CONFLICT_COSINE]  # fmt: skip
+        if missing := [i for i, _ in near if i not in known]:
+            known.update(store.get_many(missing))
+        for other_id, cosine in near:
+            other = known.get(other_id)
+            if other is not None and other.superseded_by is None:
                 yield m, other, cosine
 
 
@@ -151,12 +154,17 @@ def _clusters(edges: Sequence[tuple[str, str]]) -> list[list[str]]:
 
 def plan(store: Store, realm: str) -> Plan:
     """What hygiene would do in ``realm`` (module docstring); reads only."""
-    memories = _current(store, realm)
+    return plan_among(store, realm, _current(store, realm))
+
+
+def plan_among(store: Store, realm: str, memories: Sequence[Memory]) -> Plan:
+    """What hygiene would do about ``memories`` of ``realm`` and their near neighbours (a
+    slice of the realm: the subconscious plans a batch at a time); reads only."""
+    memories = [m for m in memories if m.realm == realm and m.superseded_by is None]
     by_id = {m.id: m for m in memories}
-    vectors = store.vectors_for([m.id for m in memories])
     duplicates: list[tuple[str, str]] = []
     conflicts: list[Conflict] = []
-    for a, b, cosine in _pairs(store, memories, vectors):
+    for a, b, cosine in _pairs(store, memories, by_id):
         if (
             cosine >= DEDUP_COSINE
             and a.kind == b.kind
@@ -179,30 +187,55 @@ def plan(store: Store, realm: str) -> Plan:
     return Plan(realm, len(memories), tuple(merges), tuple(conflicts))
 
 
-def apply(store: Store, found: Plan, now: int) -> Plan:
-    """Carry out ``found``'s merges and journal them; the plan with its run id. A memory that
-    changed since the plan (forgotten, superseded, gone) is left as it is."""
-    journal = []
+def apply(store: Store, found: Plan, now: int, *, run: str | None = None) -> Plan:
+    """Carry out ``found``'s merges and journal them; the plan with the merges done and its
+    run id. A memory that changed since the plan (forgotten, superseded, gone) is left as it
+    is. ``run`` names a run to add to (the subconscious's sweep); by default a new one,
+    ``realm:now``.
+
+    The journal is written before the merges it lists: a process killed between the two
+    leaves a run whose undo finds less to put back, never a merge that cannot be undone."""
+    run = run or f"{found.realm}:{now}"
     with store.write_lock():
-        for merge in found.merges:
-            done = _merge(store, merge, now)
-            if done is not None:
-                journal.append(done)
-        run = f"{found.realm}:{now}"
-        if journal:
-            store.set_meta(RUN_PREFIX + run, json.dumps({"realm": found.realm, "at": now,
-                                                          "merges": journal}))  # fmt: skip
-            runs = _runs(store)
+        todo = [(merge, entry) for merge in found.merges
+                if (entry := _journal_entry(store, merge)) is not None]  # fmt: skip
+        if not todo:
+            return replace(found, merges=(), run=None)
+        key = RUN_PREFIX + run
+        earlier = json.loads(store.meta(key) or "null") or {"realm": found.realm, "at": now,
+                                                              "merges": []}  # fmt: skip
+        earlier["merges"].extend(entry for _, entry in todo)
+        store.set_meta(key, json.dumps(earlier))
+        if run not in (runs := _runs(store)):
             store.set_meta(RUNS_KEY, json.dumps([*runs, run]))
-    return replace(found, run=run if journal else None)
+        for merge, _ in todo:
+            _merge(store, merge, now)
+    done = tuple(Merge(e["keep"], tuple(e["merged"])) for _, e in todo)
+    return replace(found, merges=done, run=run)
 
 
-def _merge(store: Store, merge: Merge, now: int) -> dict | None:
+def _journal_entry(store: Store, merge: Merge) -> dict | None:
+    """What undoing ``merge`` needs (the kept memory's tags as they are now), or None when
+    there is nothing left to merge."""
+    keep, members = _members(store, merge)
+    if keep is None or not members:
+        return None
+    return {"keep": keep.id, "merged": [m.id for m in members], "tags": list(keep.tags)}
+
+
+def _members(store: Store, merge: Merge) -> tuple[Memory | None, list[Memory]]:
+    """The kept memory (None when it is gone or superseded) and the members still to merge."""
     found = store.get_many([merge.keep, *merge.merged])
     keep = found.get(merge.keep)
-    members = [found[i] for i in merge.merged if i in found and found[i].superseded_by is None]
-    if keep is None or keep.superseded_by is not None or not members:
-        return None
+    if keep is None or keep.superseded_by is not None:
+        return None, []
+    return keep, [found[i] for i in merge.merged if i in found and found[i].superseded_by is None]
+
+
+def _merge(store: Store, merge: Merge, now: int) -> None:
+    keep, members = _members(store, merge)
+    if keep is None or not members:
+        return
     tags = tuple(dict.fromkeys(keep.tags + tuple(t for m in members for t in m.tags)))[:MAX_TAGS]
     store.update_many(
         [
@@ -218,7 +251,6 @@ def _merge(store: Store, merge: Merge, now: int) -> dict | None:
     for m in members:
         if m.source.session and m.source.session != keep.source.session:
             store.add_replication(keep.id, m.source.session, now)
-    return {"keep": keep.id, "merged": [m.id for m in members], "tags": list(keep.tags)}
 
 
 def _runs(store: Store) -> list[str]:
@@ -243,7 +275,8 @@ def undo(store: Store, run: str, now: int) -> int:
         raise BadArgument(f"no hygiene run {run!r} to undo; runs that can be: {known}")
     back = 0
     with store.write_lock():
-        for entry in json.loads(raw)["merges"]:
+        # Newest first: a kept memory merged into twice ends with its tags of before the first.
+        for entry in reversed(json.loads(raw)["merges"]):
             found = store.get_many([entry["keep"], *entry["merged"]])
             restored = [replace(found[i], superseded_by=None, updated_at=now)
                         for i in entry["merged"]

@@ -26,6 +26,7 @@ from chitta.relations.analogy import Analogy
 from chitta.relations.service import Added, Invalidated, triplet_from_dict
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Source, Triplet
+from chitta.subconscious.decay import Decayed
 from chitta.validate import check_scope_name
 from chitta.wire import memory_from_reply, remembered_from_dict, result_from_dict
 
@@ -138,13 +139,14 @@ class DaemonChitta:
         """Negative evidence: confidence observes 0, strength goes down one step."""
         return self._then_get("weaken", memory_id)
 
-    def decay(self, now: int | None = None) -> int:
+    def decay(self, now: int | None = None) -> Decayed:
         """Apply each memory's kind decay for the time since it was last decayed (the daemon's
         clock says when now is)."""
         if now is not None:
             raise InProcessOnly("decay(now=...) needs the store's own clock; through the "
                                 "daemon, decay runs at the daemon's now")  # fmt: skip
-        return self.call("decay")["decayed"]
+        reply = self.call("decay")
+        return Decayed(reply["decayed"], reply.get("demoted", 0))
 
     def forget(self, memory_id: str) -> Memory:
         """Soft delete: hidden from every read, recoverable with :meth:`restore`."""

@@ -93,9 +93,12 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
                    "[default: $CHITTA_DAEMON_CONNECTION_IDLE_S or 60].")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1, 256), default=None, metavar="N",
               help="Worker threads at most [default: $CHITTA_DAEMON_WORKERS or 16].")  # fmt: skip
+@click.option("--upkeep/--no-upkeep", "upkeep_on", default=True,
+              help="Run background upkeep: decay, tier demotion, hygiene "
+                   "[default: on unless CHITTA_UPKEEP=0; docs/daemon.md].")  # fmt: skip
 @click.pass_context
 def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: int | None,
-          connection_idle: int | None, workers: int | None) -> None:  # fmt: skip
+          connection_idle: int | None, workers: int | None, upkeep_on: bool) -> None:  # fmt: skip
     """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C (or --idle-exit).
 
     The socket is $CHITTA_HOME/chitta.sock unless CHITTA_SOCKET_PATH names another; the
@@ -131,8 +134,9 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
             limits = Limits(max_connections=max_connections or settings.daemon_max_connections,
                             connection_idle_s=connection_idle or settings.daemon_connection_idle_s,
                             workers=workers or settings.daemon_workers)  # fmt: skip
+            upkeep = settings.upkeep if upkeep_on else replace(settings.upkeep, enabled=False)
             daemon = Daemon(chitta, settings.socket_path, deadline_s=deadline, limits=limits,
-                            idle_exit_s=idle_exit)  # fmt: skip
+                            idle_exit_s=idle_exit, upkeep=upkeep)  # fmt: skip
         except BaseException:
             chitta.close()
             raise

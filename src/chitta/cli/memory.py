@@ -109,5 +109,11 @@ def register(group: click.Group) -> None:
         command.help = command.help.replace("a memory", "memories") if command.help else None
     op_command(group, "supersede",
                lambda d: click.echo(f"{d['new_id']} supersedes {d['old_id']}"))  # fmt: skip
-    op_command(group, "decay", lambda d: click.echo(f"decayed {d['decayed']} memories"))
+    op_command(
+        group,
+        "decay",
+        lambda d: click.echo(
+            f"decayed {d['decayed']} memories ({d.get('demoted', 0)} to a lower tier)"
+        ),
+    )
     op_command(group, "hygiene", _hygiene)

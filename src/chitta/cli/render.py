@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from chitta.code.notes import stale_note
+from chitta.validate import format_time
 
 if TYPE_CHECKING:
     from chitta.transfer import ImportReport
@@ -215,6 +216,8 @@ def print_status(info: dict[str, Any]) -> None:
         console.print(table)
     if queued := info.get("spool"):
         console.print(spool_words(queued), markup=False, highlight=False)
+    for line in upkeep_words(info):
+        console.print(line, markup=False, highlight=False)
     if daemon := info.get("daemon"):
         idle = daemon.get("idle_exit_s")
         stops = f", stops after {idle} s without a request" if idle else ""
@@ -225,6 +228,46 @@ def print_status(info: dict[str, Any]) -> None:
             table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",
                           f"{f['p95_ms']:.1f}")  # fmt: skip
         console.print(table)
+
+
+def upkeep_words(info: dict[str, Any]) -> list[str]:
+    """The upkeep lines of ``chitta status``: the daemon's live figures when a daemon
+    answered, else the last sweeps the store recorded."""
+    live = (info.get("daemon") or {}).get("upkeep")
+    if live is None:
+        last = info.get("upkeep_last") or {}
+        done = "; ".join(f"{name} {_sweep_words(rec)}" for name, rec in sorted(last.items()))
+        return [f"upkeep: runs in the daemon (`chitta serve`); last sweeps: {done or 'none yet'}"]
+    if not live["enabled"]:
+        return [
+            "upkeep: off (CHITTA_UPKEEP=0 or --no-upkeep); `chitta decay` and "
+            "`chitta hygiene` run it by hand"
+        ]
+    lines = [
+        f"upkeep: {'running' if live['running'] else 'stopped'}, at most "
+        f"{live['share']:.0%} of a core (used {live['used_share']:.1%} since the start)"
+    ]
+    for name, task in live["tasks"].items():
+        if task["under_way"]:
+            now = f"sweep under way ({task['under_way']['seen']} memories so far)"
+        else:
+            due = format_time(task["due_ms"])
+            now = f"next sweep {due}" if due else "next sweep soon"
+        last = _sweep_words(task["last"]) if task["last"] else "no sweep yet"
+        error = f"; last step failed: {task['error']}" if task.get("error") else ""
+        lines.append(f"  {name}: {last}; {now}{error}")
+    return lines
+
+
+def _sweep_words(record: dict[str, Any]) -> str:
+    """One finished sweep in words: when, what it read and changed, its time of work."""
+    extra = ", ".join(f"{n} {k}" for k, n in record.items()
+                      if k in ("demoted", "merged", "conflicts"))  # fmt: skip
+    return (
+        f"swept {format_time(record.get('finished_ms'))}: {record.get('seen', 0)} "
+        f"memories, {record.get('changed', 0)} changed{', ' + extra if extra else ''}, "
+        f"{record.get('busy_ms', 0):.0f} ms of work"
+    )
 
 
 def spool_words(queued: dict[str, Any]) -> str:

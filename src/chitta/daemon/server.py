@@ -43,6 +43,8 @@ from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
 from chitta.files import private_dir
 from chitta.ops.spec import Context
+from chitta.subconscious.schedule import UpkeepSettings
+from chitta.subconscious.worker import Subconscious
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +127,7 @@ class Daemon:
         home: Path | None = None,
         idle_exit_s: float | None = None,
         spool_file: Path | None = None,
+        upkeep: UpkeepSettings | None = None,
     ) -> None:
         self.chitta = chitta
         #: Where clients spool writes they could not send (chitta/spool.py); taken in here.
@@ -151,6 +154,15 @@ class Daemon:
         self.admission = connections.Admission(_fitted_cap(limits.max_connections))
         self._acceptor = connections.Acceptor(self._listener, self.admission)
         self._warn_refused = connections.ThrottledWarning()
+        #: Background upkeep (subconscious/worker.py): it writes under the same writer lock
+        #: as write requests, and waits while any request is in flight.
+        self.upkeep = Subconscious(
+            chitta.store,
+            upkeep or UpkeepSettings(),
+            clock=chitta.clock,
+            writer=self._writer,
+            busy=lambda: self._in_flight > 0,
+        )
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -213,6 +225,7 @@ class Daemon:
 
     def serve_forever(self) -> None:
         """Accept connections until :meth:`stop`; then finish in-flight work and clean up."""
+        self.upkeep.start()
         try:
             while not self._stopping.is_set():
                 self._take_in_spool()  # at the start, then at most every SPOOL_CHECK_S
@@ -339,6 +352,7 @@ class Daemon:
     def _shutdown(self) -> None:
         self._listener.close()
         self._acceptor.close()
+        self.upkeep.stop()  # the step under way commits whole; no other starts
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
         # After a deadline's grace, queued work is dropped rather than waited for.
@@ -446,7 +460,8 @@ class Daemon:
         reads = {"waiting": self.workers.waiting, "max_waiting": self.workers.max_waiting,
                  "refused": self.workers.refused}  # fmt: skip
         return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "connections": conns,
-                "workers": self.limits.workers, "reads": reads}  # fmt: skip
+                "workers": self.limits.workers, "reads": reads,
+                "upkeep": self.upkeep.status()}  # fmt: skip
 
     def _done(self) -> None:
         with self._idle:

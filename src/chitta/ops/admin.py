@@ -19,10 +19,13 @@ if TYPE_CHECKING:
 
 def _status(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta import spool
+    from chitta.subconscious.worker import last_sweeps
 
     # The spool: writes that waited for a daemon (chitta/spool.py); 0 normally.
     queued = spool.status(chitta.spool_file, chitta.store)
-    return {"exists": True, **chitta.status(), "spool": queued}
+    # The last upkeep sweeps as the store recorded them (a daemon adds its live figures).
+    last = last_sweeps(chitta.store)
+    return {"exists": True, **chitta.status(), "spool": queued, "upkeep_last": last}
 
 
 def _export(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:

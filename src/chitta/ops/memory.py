@@ -104,7 +104,8 @@ def _supersede(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 
 def _decay(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
-    return {"decayed": chitta.decay()}
+    done = chitta.decay()
+    return {"decayed": done.changed, "demoted": done.demoted}
 
 
 SCOPE = (REALM, AGENT, CHANNEL)

@@ -1,0 +1,126 @@
+"""The subconscious's tasks: each sweeps the whole store a bounded step at a time.
+
+A step reads the next batch of memories (in id order, by key, so nothing is held open between
+steps), does its work on them in one short write, and says whether the sweep ended. The
+worker (subconscious/worker.py) decides when a step runs; a task knows only what one step is.
+
+- ``decay``: each memory's kind decay since it was last decayed, and its tier with it
+  (subconscious/decay.py). Memories decayed less than half an interval ago are left: a sweep
+  after a manual `chitta decay` writes nothing again.
+- ``hygiene``: the batch's near-duplicate clusters merged into their best-written member and
+  its value conflicts counted (chitta/hygiene.py); every merge of one sweep in one realm is one
+  run, undone whole by `chitta hygiene --undo RUN`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import TYPE_CHECKING, Protocol
+
+from chitta import hygiene
+from chitta.store.records import Memory
+from chitta.subconscious.decay import MS_PER_DAY, decay_some
+
+if TYPE_CHECKING:
+    from chitta.store.base import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one step did: memories read, memories changed, task-specific counts, and
+    whether the sweep ended with it."""
+
+    seen: int = 0
+    changed: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    finished: bool = False
+
+
+class Task(Protocol):
+    """One kind of upkeep, done a step at a time."""
+
+    name: str
+    #: Seconds between the end of one sweep and the start of the next.
+    interval_s: int
+
+    def step(self, store: Store, now: int) -> Step:
+        """Do the next bounded piece of the sweep (starting one if none is under way)."""
+
+    def reset(self) -> None:
+        """Drop the sweep under way (after a failure: the next starts from the beginning)."""
+
+
+class _Sweep:
+    """The memories of the store in id order, ``batch`` at a time, across steps."""
+
+    def __init__(self, batch: int) -> None:
+        self.batch = batch
+        self._memories: Iterator[Memory] | None = None
+
+    def next_batch(self, store: Store) -> list[Memory]:
+        if self._memories is None:
+            self._memories = store.iter_memories(batch=self.batch)
+        found = list(islice(self._memories, self.batch))
+        if len(found) < self.batch:
+            self._memories = None  # the sweep ends with this batch
+        return found
+
+    @property
+    def under_way(self) -> bool:
+        return self._memories is not None
+
+    def reset(self) -> None:
+        self._memories = None
+
+
+class DecayTask:
+    """Decay and tier demotion, ``batch`` memories a step."""
+
+    name = "decay"
+
+    def __init__(self, interval_s: int, batch: int) -> None:
+        self.interval_s = interval_s
+        self._sweep = _Sweep(batch)
+        # Half an interval: a memory decayed that recently (by hand, or by another daemon on
+        # the same database) is left for the next sweep.
+        self._min_days = interval_s / 2 * 1000 / MS_PER_DAY
+
+    def step(self, store: Store, now: int) -> Step:
+        batch = self._sweep.next_batch(store)
+        done = decay_some(store, [m.id for m in batch], now, min_days=self._min_days)
+        return Step(len(batch), done.changed, {"demoted": done.demoted},
+                    finished=not self._sweep.under_way)  # fmt: skip
+
+    def reset(self) -> None:
+        self._sweep.reset()
+
+
+class HygieneTask:
+    """Near-duplicate merging, ``batch`` memories (and their neighbours) a step."""
+
+    name = "hygiene"
+
+    def __init__(self, interval_s: int, batch: int) -> None:
+        self.interval_s = interval_s
+        self._sweep = _Sweep(batch)
+        self._started: int | None = None  # the sweep's start: its runs are named by it
+
+    def step(self, store: Store, now: int) -> Step:
+        if not self._sweep.under_way or self._started is None:
+            self._started = now
+        batch = self._sweep.next_batch(store)
+        merged = conflicts = 0
+        for realm in sorted({m.realm for m in batch}):
+            found = hygiene.plan_among(store, realm, batch)
+            conflicts += len(found.conflicts)
+            if found.merges:
+                done = hygiene.apply(store, found, now, run=f"{realm}:{self._started}")
+                merged += sum(len(m.merged) for m in done.merges)
+        return Step(len(batch), merged, {"merged": merged, "conflicts": conflicts},
+                    finished=not self._sweep.under_way)  # fmt: skip
+
+    def reset(self) -> None:
+        self._sweep.reset()
+        self._started = None

@@ -1,0 +1,231 @@
+"""The subconscious: a daemon's background worker for upkeep (seed 001, Subconscious).
+
+One thread runs the tasks (subconscious/tasks.py) a step at a time, never inside a request:
+
+- **Bounded share.** After each step it rests so that its work is at most ``share`` of the
+  time (subconscious/schedule.py); a step is one short transaction (a few hundred memories).
+- **Requests first.** A step waits while requests are in flight, up to ``max_defer_s``; it
+  holds the daemon's writer lock and the store's write lock only while it writes, so a write
+  request waits at most one step for it.
+- **What it did, kept.** Each finished sweep is recorded in the store's meta table
+  (``upkeep:<task>``: when, how long, what changed), which `chitta status` shows and from
+  which the next sweep is timed after a restart.
+- **Stops cleanly.** :meth:`Subconscious.stop` lets the step under way finish (its
+  transaction commits whole) and starts no other; a sweep cut short starts again next time.
+  Its work is idempotent (decay is timed from each memory's own ``decayed_at``; a merge
+  re-reads its members), so a daemon killed mid-step loses only the step's own change.
+
+Nothing it logs names a memory's text: counts, ids of runs and timings only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from chitta.subconscious.schedule import UpkeepSettings, next_due, rest_after
+from chitta.subconscious.tasks import DecayTask, HygieneTask, Step, Task
+
+if TYPE_CHECKING:
+    from chitta.store.base import Store
+
+log = logging.getLogger(__name__)
+
+#: The store's meta key prefix of each task's last finished sweep.
+META_PREFIX = "upkeep:"
+#: How often a waiting worker looks again whether requests are still in flight (seconds).
+DEFER_POLL_S = 0.02
+#: The longest it sleeps at once with nothing due (seconds): a clock moved forward (a test's,
+#: or CHITTA_CLOCK_OFFSET_MS's) is seen this soon.
+MAX_SLEEP_S = 60.0
+#: After a failed step the task is retried this much later (seconds), or at its interval.
+RETRY_S = 300
+
+
+@dataclass(slots=True)
+class _State:
+    """One task's figures since the worker started, and its sweep under way."""
+
+    due_ms: int
+    steps: int = 0
+    busy_s: float = 0.0
+    sweep: dict[str, Any] | None = None  # the sweep under way: started_at, seen, changed, …
+    last: dict[str, Any] | None = None  # the last finished sweep (from the store at first)
+    error: str | None = None
+
+
+def last_sweeps(store: Store) -> dict[str, dict[str, Any]]:
+    """Each task's last finished sweep as recorded in ``store`` (for `chitta status` with or
+    without a daemon); a record that cannot be read is left out."""
+    found: dict[str, dict[str, Any]] = {}
+    for name in (DecayTask.name, HygieneTask.name):
+        raw = store.meta(META_PREFIX + name)
+        with contextlib.suppress(ValueError, TypeError):
+            record = json.loads(raw) if raw else None
+            if isinstance(record, dict):
+                found[name] = record
+    return found
+
+
+class Subconscious:
+    """The upkeep worker of one daemon (module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: UpkeepSettings,
+        *,
+        clock: Callable[[], int],
+        writer: threading.Lock | None = None,
+        busy: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.clock = clock  # the store's now, in ms (a test moves it; so does a clock offset)
+        self._writer = writer if writer is not None else threading.Lock()
+        self._busy = busy
+        self.tasks: list[Task] = [t for t in (
+            DecayTask(settings.decay_s, settings.decay_batch),
+            HygieneTask(settings.hygiene_s, settings.hygiene_batch),
+        ) if t.interval_s > 0]  # fmt: skip
+        self.started_ms = clock()
+        self._started = time.monotonic()
+        recorded = last_sweeps(store)
+        self._state = {
+            t.name: _State(
+                due_ms=next_due(recorded.get(t.name, {}).get("finished_ms"), t.interval_s,
+                                self.started_ms, settings.start_s),
+                last=recorded.get(t.name),
+            )
+            for t in self.tasks
+        }  # fmt: skip
+        self._lock = threading.Lock()  # guards _state against status() from other threads
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # --- the thread -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the worker on a thread of its own (nothing when it is off or has no task)."""
+        if not self.settings.enabled or not self.tasks or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="chitta-upkeep", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Finish the step under way, start no other, and wait for the thread."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rest = self.tick()
+            self._stop.wait(rest)
+
+    # --- one step -------------------------------------------------------------------------
+
+    def tick(self) -> float:
+        """Run one step of the most overdue task, if one is due; the seconds to rest before
+        the next tick."""
+        now = self.clock()
+        due = [t for t in self.tasks if self._state[t.name].due_ms <= now]
+        if not due:
+            wait_ms = min(self._state[t.name].due_ms for t in self.tasks) - now
+            return min(MAX_SLEEP_S, max(wait_ms / 1000, DEFER_POLL_S))
+        task = min(due, key=lambda t: self._state[t.name].due_ms)
+        self._wait_for_quiet()
+        if self._stop.is_set():
+            return 0.0
+        started = time.perf_counter()
+        try:
+            with self._writer:
+                step = task.step(self.store, self.clock())
+        except Exception as exc:  # noqa: BLE001 - upkeep must never take the daemon down
+            busy = time.perf_counter() - started
+            self._failed(task, exc, busy)
+            return rest_after(busy, self.settings.share)
+        busy = time.perf_counter() - started
+        self._record(task, step, busy)
+        return rest_after(busy, self.settings.share)
+
+    def _wait_for_quiet(self) -> None:
+        """Wait while requests are in flight, up to ``max_defer_s`` (or a stop)."""
+        deadline = time.monotonic() + self.settings.max_defer_s
+        while self._busy() and time.monotonic() < deadline and not self._stop.is_set():
+            self._stop.wait(DEFER_POLL_S)
+
+    def _record(self, task: Task, step: Step, busy: float) -> None:
+        now = self.clock()
+        with self._lock:
+            state = self._state[task.name]
+            state.steps += 1
+            state.busy_s += busy
+            state.error = None
+            sweep = state.sweep or {"started_ms": now, "steps": 0, "seen": 0, "changed": 0,
+                                    "busy_ms": 0.0}  # fmt: skip
+            sweep["steps"] += 1
+            sweep["seen"] += step.seen
+            sweep["changed"] += step.changed
+            sweep["busy_ms"] = round(sweep["busy_ms"] + busy * 1000, 1)
+            for key, n in step.counts.items():
+                sweep[key] = sweep.get(key, 0) + n
+            if not step.finished:
+                state.sweep = sweep
+                state.due_ms = now  # the next step at the next tick, after the rest
+                return
+            state.sweep = None
+            state.last = {**sweep, "finished_ms": now}
+            state.due_ms = now + task.interval_s * 1000
+            record = state.last
+        log.info("upkeep: %s swept %d memories, changed %d, in %.0f ms of work", task.name,
+                 record["seen"], record["changed"], record["busy_ms"])  # fmt: skip
+        try:
+            with self._writer:
+                self.store.set_meta(META_PREFIX + task.name, json.dumps(record))
+        except Exception:  # noqa: BLE001 - the record is for status; the work is done
+            log.warning("upkeep: could not record the %s sweep", task.name, exc_info=True)
+
+    def _failed(self, task: Task, exc: Exception, busy: float) -> None:
+        task.reset()
+        # The error's class and text (a store error names a file or a limit, never a memory's
+        # text); the traceback at debug level only.
+        why = f"{type(exc).__name__}: {exc}"
+        log.warning("upkeep: %s failed (%s); it runs again later", task.name, why)
+        log.debug("upkeep: %s failed", task.name, exc_info=True)
+        with self._lock:
+            state = self._state[task.name]
+            state.busy_s += busy
+            state.sweep = None
+            state.error = why
+            state.due_ms = self.clock() + min(RETRY_S, task.interval_s) * 1000
+
+    # --- figures --------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """What the worker does and did, for `chitta status` (counts and times only)."""
+        up = max(time.monotonic() - self._started, 1e-9)
+        with self._lock:
+            tasks = {
+                t.name: {
+                    "interval_s": t.interval_s,
+                    "due_ms": s.due_ms,
+                    "under_way": dict(s.sweep) if s.sweep else None,
+                    "last": dict(s.last) if s.last else None,
+                    "error": s.error,
+                    "steps": s.steps,
+                }  # fmt: skip
+                for t in self.tasks
+                for s in [self._state[t.name]]
+            }
+            busy = sum(s.busy_s for s in self._state.values())
+        running = self._thread is not None and self._thread.is_alive()
+        return {"running": running, "enabled": self.settings.enabled,
+                "share": self.settings.share, "used_share": round(busy / up, 4),
+                "busy_s": round(busy, 3), "tasks": tasks}  # fmt: skip
