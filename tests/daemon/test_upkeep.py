@@ -110,8 +110,11 @@ def test_a_daemon_killed_mid_sweep_loses_nothing_it_acknowledged(
     with DaemonClient(daemon_socket) as client:
         wait_for(lambda: upkeep_of(daemon_socket)["tasks"]["decay"]["under_way"])
         for i in range(5):  # acknowledged writes while the sweep is under way
-            reply = client.call("remember", content=f"The ferry to the island leaves at "
-                                 f"{7 + i} in the morning", realm="trips")
+            reply = client.call(
+                "remember",
+                content=f"The ferry to the island leaves at {7 + i} in the morning",
+                realm="trips",
+            )
             written.append(reply["id"])
         assert upkeep_of(daemon_socket)["tasks"]["decay"]["under_way"]
     os.kill(proc.pid, signal.SIGKILL)
