@@ -115,3 +115,14 @@ def test_a_remember_reply_says_only_what_is_news() -> None:
     assert lean("remember", folded, realm="r", verbose=False, now_ms=0) == {
         "ok": True, "id": "01A", "deduplicated": True, "similarity": 0.93, "burst": True,
     }  # fmt: skip
+
+
+def test_a_recall_says_how_many_memories_wait_for_their_vectors() -> None:
+    from chitta.mcp.reply import compact_recall
+
+    out = compact_recall({"ok": True, "hits": [], "unembedded": 1}, realm="d", now_ms=0)
+    assert (
+        out["pending"]
+        == "1 memory stored moments ago is found by its words only until it is embedded"
+    )
+    assert "pending" not in compact_recall({"ok": True, "hits": []}, realm="d", now_ms=0)

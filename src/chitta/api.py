@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
-from chitta.errors import BadArgument, DaemonUnavailable
+from chitta.errors import BadArgument, DaemonUnavailable, MemoryNotFound
 from chitta.recall.confidence import calibration as calib
 from chitta.recall.confidence.gate import GateSettings
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
@@ -62,6 +63,7 @@ from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tag
 
 if TYPE_CHECKING:
     from chitta.remote import DaemonChitta
+    from chitta.subconscious.embedding import EmbedQueue
 
 MS_PER_DAY = 86_400_000
 #: Memories decayed per transaction by :meth:`Chitta.decay`.
@@ -93,6 +95,27 @@ class Remembered:
     burst: bool = False
     truncated: bool = False
     supersedes: str | None = None
+    #: False when it was stored without its vector, which follows shortly (the daemon was
+    #: busy: subconscious/embedding.py); found by its words meanwhile.
+    embedded: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    """A stored memory that a new one repeats (the quality gate's rules 2 and 3)."""
+
+    id: str
+    similarity: float
+    burst: bool  # rule 3: one its session stored moments ago
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """What an embedding-queue step did: memories given their vectors, and those of them
+    that repeated a stored memory and were folded into it."""
+
+    embedded: int = 0
+    folded: int = 0
 
 
 def make_scope(
@@ -135,6 +158,9 @@ class Chitta:
         self.sessions = SessionLog()
         self.shown = ShownLog(store)  # what the hooks injected into each session (kept)
         self._calibration: calib.Calibration | None = None
+        #: The daemon's embedding queue (subconscious/embedding.py); None: every remember
+        #: embeds in line (in this process, no daemon).
+        self.embed_queue: EmbedQueue | None = None
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
         self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
         #: The data directory (cited.toml, scoring.json); the store's folder by default.
@@ -247,8 +273,11 @@ class Chitta:
                 raise BadArgument(
                     f"memory {supersedes} is in another scope; it cannot be superseded"
                 )
-        embedding = self.embedder.embed([text])
-        vector, truncated = embedding.vectors[0], embedding.truncated[0]
+        vector: np.ndarray | None = None
+        truncated = False
+        if self.embed_queue is None or not self.embed_queue.should_defer():
+            embedding = self.embedder.embed([text])
+            vector, truncated = embedding.vectors[0], embedding.truncated[0]
         now = self.clock()
         tau = DECAY_RATE[the_kind]
         conf = (
@@ -276,18 +305,72 @@ class Chitta:
         # The near-duplicate check and the write it decides are one step for every writer of
         # the store: the same text remembered at once through two daemons on one database
         # gives one memory and a reinforcement, never two memories.
+        # A deferred memory meets the duplicate rules when its vector arrives (embed_waiting).
         with self.store.write_lock():
-            if supersedes is None:
-                dup = self.store.vector_search(vector, scope, 1)
-                if dup and dup[0][1] >= DEDUP_COSINE and self._repeats(text, dup[0][0]):
-                    return self._reinforce_duplicate(dup[0][0], dup[0][1], the_tags, source)
-                burst = self._burst_of(memory, vector)
-                if burst is not None:
-                    return self._reinforce_duplicate(*burst, the_tags, source, burst=True)
+            if supersedes is None and vector is not None:
+                repeat = self.repeat_of(memory, vector)
+                if repeat is not None:
+                    return self._reinforce_duplicate(repeat.id, repeat.similarity, the_tags,
+                                                     source, burst=repeat.burst)  # fmt: skip
             self.store.insert([(memory, vector)])
+        if vector is None and self.embed_queue is not None:
+            self.embed_queue.deferred += 1
+            self.embed_queue.add(memory.id, memory.realm)
         # The symbols it names (docs/code.md): nothing to do in a realm with no code indexed.
         link_memory(self.store, memory.realm, memory.id, text, now)
-        return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes)
+        return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes,
+                          embedded=vector is not None)  # fmt: skip
+
+    def repeat_of(self, memory: Memory, vector: np.ndarray) -> Repeat | None:
+        """The stored memory that ``memory`` (with ``vector``) repeats, if any: a
+        near-duplicate in its scope that it adds nothing to (rule 2, cosine
+        :data:`~chitta.config.DEDUP_COSINE`), else one its session stored moments ago
+        (rule 3, chitta/diversity.py). Call under the store's write lock."""
+        scope = Scope(memory.realm, memory.agent_id, memory.channel)
+        near = [d for d in self.store.vector_search(vector, scope, 2) if d[0] != memory.id]
+        if near and near[0][1] >= DEDUP_COSINE and self._repeats(memory.content, near[0][0]):
+            return Repeat(near[0][0], near[0][1], burst=False)
+        burst = self._burst_of(memory, vector)
+        return None if burst is None else Repeat(burst[0], burst[1], burst=True)
+
+    def embed_waiting(
+        self, ids: Sequence[str], writing: Callable[[], AbstractContextManager[object]]
+    ) -> Embedded:
+        """Give the memories ``ids``, stored without a vector, their vectors (the embedding
+        queue, subconscious/embedding.py): embedded in one batch outside any lock, then each
+        under ``writing`` (the daemon's writer lock) and the store's write lock, where the
+        duplicate rules ``remember`` skipped are applied: a live memory that repeats a stored
+        one is superseded by it, which is reinforced. One that is gone is skipped."""
+        found = [m for i in ids if (m := self._get_any(i)) is not None]
+        if not found:
+            return Embedded()
+        embedding = self.embedder.embed([m.content for m in found])
+        given = folded = 0
+        for m, vector, truncated in zip(found, embedding.vectors, embedding.truncated,
+                                        strict=True):  # fmt: skip
+            with writing(), self.store.write_lock():
+                fresh = self._get_any(m.id)
+                if fresh is None:
+                    continue  # purged meanwhile
+                changed = replace(fresh, truncated=True) if truncated else fresh
+                live = fresh.deleted_at is None and fresh.superseded_by is None
+                repeat = self.repeat_of(fresh, vector) if live and not fresh.supersedes else None
+                if repeat is not None:
+                    self._reinforce_duplicate(repeat.id, repeat.similarity, fresh.tags,
+                                              fresh.source, burst=repeat.burst)  # fmt: skip
+                    changed = replace(changed, superseded_by=repeat.id, updated_at=self.clock())
+                    folded += 1
+                if changed != fresh:
+                    self.store.update(changed)
+                given += self.store.set_vectors({m.id: vector})
+        return Embedded(given, folded)
+
+    def _get_any(self, memory_id: str) -> Memory | None:
+        """The memory, forgotten or not; None when it does not exist."""
+        try:
+            return self.store.get(memory_id, include_deleted=True)
+        except MemoryNotFound:
+            return None
 
     def _repeats(self, text: str, memory_id: str) -> bool:
         """Whether ``text`` adds nothing to the stored memory (chitta/diversity.py): a
@@ -576,6 +659,8 @@ class Chitta:
         if name is not None and record:
             terms = result.plan.terms if result.plan else ()
             self.sessions.note(name, [h.memory.id for h in result.hits], terms)
+        if self.embed_queue is not None and (waiting := self.embed_queue.waiting(scope.realm)):
+            result = replace(result, unembedded=waiting)  # found by their words only, for now
         if self.switches.profile:
             print(profile_line(result), file=sys.stderr)
         if self.switches.admit_debug:

@@ -19,7 +19,12 @@ from chitta.recall.confidence.gate import KW_SINGLE_TOKEN_MIN, GateSettings
 from chitta.scope import DEFAULT_REALM as DEFAULT_REALM
 from chitta.scope import RealmChoice, resolve_realm
 from chitta.store.backends import is_database_url, location_key, without_password
-from chitta.subconscious.schedule import INTERVAL_RANGE, SHARE_RANGE, UpkeepSettings
+from chitta.subconscious.schedule import (
+    DEFER_AT_RANGE,
+    INTERVAL_RANGE,
+    SHARE_RANGE,
+    UpkeepSettings,
+)
 
 LEGACY_PREFIX = "CC_SOUL_"
 PREFIX = "CHITTA_"
@@ -328,8 +333,9 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
 def upkeep_settings(environ: Mapping[str, str]) -> UpkeepSettings:
     """The subconscious's switches: CHITTA_UPKEEP (default 1), CHITTA_UPKEEP_SHARE (percent
     of one core, 1-50, default 10), CHITTA_UPKEEP_DECAY_S and CHITTA_UPKEEP_HYGIENE_S
-    (seconds between sweeps, 0 never) and CHITTA_UPKEEP_START_S (none this soon after a
-    start)."""
+    (seconds between sweeps, 0 never), CHITTA_UPKEEP_START_S (none this soon after a
+    start) and CHITTA_UPKEEP_DEFER_AT (writes waiting at which a remember leaves its
+    embedding to the worker; 0 always)."""
     d = UpkeepSettings()
     return UpkeepSettings(
         enabled=_flag(environ, "UPKEEP", default=True),
@@ -337,6 +343,7 @@ def upkeep_settings(environ: Mapping[str, str]) -> UpkeepSettings:
         decay_s=_bounded_int(environ, "UPKEEP_DECAY_S", d.decay_s, INTERVAL_RANGE),
         hygiene_s=_bounded_int(environ, "UPKEEP_HYGIENE_S", d.hygiene_s, INTERVAL_RANGE),
         start_s=_bounded_int(environ, "UPKEEP_START_S", d.start_s, INTERVAL_RANGE),
+        defer_at=_bounded_int(environ, "UPKEEP_DEFER_AT", d.defer_at, DEFER_AT_RANGE),
     )
 
 

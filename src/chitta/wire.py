@@ -103,6 +103,8 @@ def result_to_dict(result: RecallResult) -> dict[str, Any]:
         out["time_cue"] = result.cue.report.as_dict()
     if result.bounded:  # only when a bound cut a lane's work (recall/lanes/graph.py)
         out["bounded"] = dict(result.bounded)
+    if result.unembedded:  # only while some wait for their vectors (subconscious/embedding.py)
+        out["unembedded"] = result.unembedded
     if result.trace is not None:  # only when asked for: without it the reply is unchanged
         out["trace"] = dict(result.trace)
     return out
@@ -170,7 +172,7 @@ def remembered_to_dict(done: Remembered) -> dict[str, Any]:
     """What ``remember`` did, as its reply says it."""
     return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
             "burst": done.burst, "truncated": done.truncated,
-            "supersedes": done.supersedes}  # fmt: skip
+            "supersedes": done.supersedes, "embedded": done.embedded}  # fmt: skip
 
 
 # --- back from the wire: the dict -> object inverses (the Python API through the daemon) ------
@@ -271,6 +273,7 @@ def result_from_dict(data: Mapping[str, Any]) -> RecallResult:
         bounded=MappingProxyType(dict(data.get("bounded") or {})),
         newer=MappingProxyType(newer),
         stale=MappingProxyType(stale),
+        unembedded=int(data.get("unembedded", 0)),
     )
 
 
@@ -280,4 +283,5 @@ def remembered_from_dict(data: Mapping[str, Any]) -> Remembered:
 
     return Remembered(id=data["id"], deduplicated=data["deduplicated"],
                       similarity=data["similarity"], burst=bool(data.get("burst", False)),
-                      truncated=data["truncated"], supersedes=data["supersedes"])  # fmt: skip
+                      truncated=data["truncated"], supersedes=data["supersedes"],
+                      embedded=bool(data.get("embedded", True)))  # fmt: skip

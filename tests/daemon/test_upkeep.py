@@ -128,3 +128,39 @@ def test_a_daemon_killed_mid_sweep_loses_nothing_it_acknowledged(
         decayed = [m for m in found.values() if m.id in set(ids) and m.tier != "hot"]
         assert all(m.decayed_at > m.created_at for m in decayed)
         assert 0 < len(decayed) < 3000
+
+
+def test_under_load_a_remember_is_stored_at_once_and_embedded_after(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    # CHITTA_UPKEEP_DEFER_AT=0: every remember counts as under load, so every one defers.
+    launch(home, store=daemon_store, env={**UPKEEP, "CHITTA_UPKEEP_DEFER_AT": "0"})
+    texts = [f"The ferry to island {n} leaves from pier {n} at dawn" for n in range(12)]
+    with DaemonClient(daemon_socket) as client:
+        replies = [client.call("remember", content=t, realm="trips") for t in texts]
+        assert all(r["embedded"] is False for r in replies)
+        embed = wait_for(lambda: (e := upkeep_of(daemon_socket)["tasks"]["embed"])["last"]
+                         and e["waiting"] == 0 and e)  # fmt: skip
+        assert embed["deferred"] == 12
+        found = client.call("recall", query="boat to island 7 at sunrise", realm="trips")
+    assert "unembedded" not in found
+    assert found["hits"][0]["id"] == replies[7]["id"] and "sem" in found["hits"][0]["lanes"]
+
+
+def test_a_stopping_daemon_embeds_what_still_waits(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    # 1 % of a core: after a step of embedding the worker rests a hundred times as long,
+    # so most of a quick burst is still waiting when SIGTERM comes.
+    env = {**UPKEEP, "CHITTA_UPKEEP_DEFER_AT": "0", "CHITTA_UPKEEP_SHARE": "1"}
+    proc = launch(home, store=daemon_store, env=env)
+    with DaemonClient(daemon_socket) as client:
+        ids = [client.call("remember", content=f"Day {n} of the trip: we crossed river {n}",
+                           realm="trips")["id"] for n in range(80)]  # fmt: skip
+        waiting = upkeep_of(daemon_socket)["tasks"]["embed"]["waiting"]
+        said = client.call("recall", query="crossing a river", realm="trips")
+    assert waiting > 0 and said.get("unembedded", 0) > 0
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    with open_store(daemon_store or str(Settings(home=home).store_path), home=home) as s:
+        assert s.unembedded(100) == [] and set(s.vectors_for(ids)) == set(ids)

@@ -68,7 +68,7 @@ def test_decay_sweeps_in_bounded_steps_and_demotes_tiers(chitta: Chitta) -> None
     episodes = [put(chitta, f"We shipped version {n} of the parser on a Tuesday",
                     kind=Kind.EPISODE) for n in range(3)]  # fmt: skip
     belief = put(chitta, "The team values honest answers over fast ones", kind=Kind.BELIEF)
-    worker = Subconscious(chitta.store, ONLY_DECAY, clock=clock)
+    worker = Subconscious(chitta, ONLY_DECAY, clock=clock)
     clock.now = T0 + 60 * MS_PER_DAY
     # Four memories, two a step: the third step finds none left and ends the sweep.
     assert sweep(worker, "decay") == 3
@@ -92,7 +92,7 @@ def test_a_change_made_between_steps_is_kept(chitta: Chitta) -> None:
     clock = Clock()
     ids = [put(chitta, f"We shipped version {n} of the parser on a Tuesday",
                kind=Kind.EPISODE) for n in range(4)]  # fmt: skip
-    worker = Subconscious(chitta.store, ONLY_DECAY, clock=clock)
+    worker = Subconscious(chitta, ONLY_DECAY, clock=clock)
     clock.now = T0 + 10 * MS_PER_DAY
     worker.tick()  # the first two
     chitta.clock = clock
@@ -109,7 +109,7 @@ def test_hygiene_merges_in_steps_and_one_undo_takes_back_the_sweep(chitta: Chitt
     a, b = put(chitta, PORT), put(chitta, PORT, tags=("db",))
     c, d = put(chitta, "Bob prefers tabs over spaces"), put(chitta, "Bob prefers tabs over spaces")
     put(chitta, "The staging database listens on port 5433")
-    worker = Subconscious(chitta.store, ONLY_HYGIENE, clock=clock)
+    worker = Subconscious(chitta, ONLY_HYGIENE, clock=clock)
     clock.now = T0 + 1000
     sweep(worker, "hygiene")
     last = worker.status()["tasks"]["hygiene"]["last"]
@@ -127,7 +127,7 @@ def test_it_waits_for_requests_but_not_for_ever(chitta: Chitta) -> None:
     busy = threading.Event()
     busy.set()
     settings = replace(ONLY_DECAY, max_defer_s=0.3)
-    worker = Subconscious(chitta.store, settings, clock=Clock(T0 + MS_PER_DAY),
+    worker = Subconscious(chitta, settings, clock=Clock(T0 + MS_PER_DAY),
                           busy=busy.is_set)  # fmt: skip
     started = time.monotonic()
     worker.tick()
@@ -139,7 +139,7 @@ def test_it_waits_for_requests_but_not_for_ever(chitta: Chitta) -> None:
 def test_it_holds_the_writer_lock_only_while_it_works(chitta: Chitta) -> None:
     put(chitta, PORT)
     writer = threading.Lock()
-    worker = Subconscious(chitta.store, ONLY_DECAY, clock=Clock(T0 + MS_PER_DAY), writer=writer)
+    worker = Subconscious(chitta, ONLY_DECAY, clock=Clock(T0 + MS_PER_DAY), writer=writer)
     with writer:  # a write request is running: the step waits for it
         runner = threading.Thread(target=worker.tick)
         runner.start()
@@ -155,7 +155,7 @@ def test_a_failing_step_is_recorded_and_tried_again_later(
 ) -> None:
     put(chitta, PORT)
     clock = Clock(T0 + MS_PER_DAY)
-    worker = Subconscious(chitta.store, ONLY_DECAY, clock=clock)
+    worker = Subconscious(chitta, ONLY_DECAY, clock=clock)
     task = worker.tasks[0]
 
     def broken(*_: object) -> None:
@@ -176,10 +176,10 @@ def test_a_failing_step_is_recorded_and_tried_again_later(
 def test_a_restart_times_the_next_sweep_from_the_last(chitta: Chitta) -> None:
     put(chitta, PORT)
     clock = Clock(T0 + MS_PER_DAY)
-    sweep(Subconscious(chitta.store, ONLY_DECAY, clock=clock), "decay")
+    sweep(Subconscious(chitta, ONLY_DECAY, clock=clock), "decay")
     finished = clock.now
     clock.now += 60_000
-    again = Subconscious(chitta.store, ONLY_DECAY, clock=clock)
+    again = Subconscious(chitta, ONLY_DECAY, clock=clock)
     assert again.status()["tasks"]["decay"]["due_ms"] == finished + ONLY_DECAY.decay_s * 1000
     assert last_sweeps(chitta.store)["decay"]["finished_ms"] == finished
     chitta.store.set_meta(META_PREFIX + "decay", "{not json")
@@ -187,7 +187,7 @@ def test_a_restart_times_the_next_sweep_from_the_last(chitta: Chitta) -> None:
 
 
 def test_off_means_no_thread(chitta: Chitta) -> None:
-    worker = Subconscious(chitta.store, replace(ONLY_DECAY, enabled=False), clock=Clock())
+    worker = Subconscious(chitta, replace(ONLY_DECAY, enabled=False), clock=Clock())
     worker.start()
     assert worker.status()["running"] is False
     worker.stop()
@@ -196,7 +196,7 @@ def test_off_means_no_thread(chitta: Chitta) -> None:
 def test_the_thread_stops_between_steps(chitta: Chitta) -> None:
     for n in range(6):
         put(chitta, f"We shipped version {n} of the parser on a Tuesday", kind=Kind.EPISODE)
-    worker = Subconscious(chitta.store, replace(ONLY_DECAY, decay_batch=1, share=0.5),
+    worker = Subconscious(chitta, replace(ONLY_DECAY, decay_batch=1, share=0.5),
                           clock=Clock(T0 + MS_PER_DAY))  # fmt: skip
     worker.start()
     deadline = time.monotonic() + 10

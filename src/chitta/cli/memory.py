@@ -34,6 +34,9 @@ def _remembered(done: dict[str, Any]) -> None:
         click.echo(done["id"])
     if done["truncated"]:
         click.echo("note: only the first 256 tokens were embedded", err=True)
+    if done.get("embedded") is False:
+        click.echo("note: stored at once while the daemon is busy; its vector follows "
+                   "shortly, and recall finds it by its words until then", err=True)  # fmt: skip
 
 
 def _ablate(ctx: click.Context, params: dict[str, Any]) -> dict[str, Any]:

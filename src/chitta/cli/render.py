@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from chitta.code.notes import stale_note
+from chitta.subconscious import pending_note
 from chitta.validate import format_time
 
 if TYPE_CHECKING:
@@ -108,6 +109,8 @@ def print_hits(data: dict[str, Any]) -> None:
     )
     if cue := data.get("time_cue"):
         console.print(_cue_text(cue), style="dim", markup=False, highlight=False)
+    if waiting := data.get("unembedded"):
+        console.print(pending_note(waiting), style="dim", markup=False, highlight=False)
     if rerank := data.get("rerank"):
         line = (
             f"reranked by {rerank['model']} over {rerank['candidates']} candidates"
@@ -248,6 +251,12 @@ def upkeep_words(info: dict[str, Any]) -> list[str]:
         f"{live['share']:.0%} of a core (used {live['used_share']:.1%} since the start)"
     ]
     for name, task in live["tasks"].items():
+        if name == "embed":
+            lines.append(
+                f"  embed: {task.get('waiting', 0)} memories waiting for their vectors"
+                f" ({task.get('deferred', 0)} stored under load since the start)"
+            )
+            continue
         if task["under_way"]:
             now = f"sweep under way ({task['under_way']['seen']} memories so far)"
         else:

@@ -43,6 +43,7 @@ from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
 from chitta.files import private_dir
 from chitta.ops.spec import Context
+from chitta.subconscious.embedding import EmbedQueue
 from chitta.subconscious.schedule import UpkeepSettings
 from chitta.subconscious.worker import Subconscious
 
@@ -156,13 +157,14 @@ class Daemon:
         self._warn_refused = connections.ThrottledWarning()
         #: Background upkeep (subconscious/worker.py): it writes under the same writer lock
         #: as write requests, and waits while any request is in flight.
-        self.upkeep = Subconscious(
-            chitta.store,
-            upkeep or UpkeepSettings(),
-            clock=chitta.clock,
-            writer=self._writer,
-            busy=lambda: self._in_flight > 0,
-        )
+        upkeep = upkeep or UpkeepSettings()
+        # Under load a remember is stored at once and embedded by the worker (its embedding
+        # queue, subconscious/embedding.py); with upkeep off, every remember embeds in line.
+        queue = (EmbedQueue(lambda: self.workers.writes_waiting, defer_at=upkeep.defer_at)
+                 if upkeep.enabled else None)  # fmt: skip
+        chitta.embed_queue = queue
+        self.upkeep = Subconscious(chitta, upkeep, writer=self._writer,
+                                   busy=lambda: self._in_flight > 0, queue=queue)  # fmt: skip
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -355,6 +357,7 @@ class Daemon:
         self.upkeep.stop()  # the step under way commits whole; no other starts
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.deadline_s)
+        self.upkeep.drain()  # memories stored under load get their vectors before the close
         # After a deadline's grace, queued work is dropped rather than waited for.
         self.workers.shutdown()
         try:

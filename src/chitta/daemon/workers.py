@@ -31,6 +31,7 @@ class Workers:
         self._reads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chitta-read")
         self._writes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chitta-write")
         self._waiting = 0
+        self._writes_waiting = 0
         self._lock = threading.Lock()
 
     @property
@@ -44,7 +45,7 @@ class Workers:
         ``max_waiting`` others waiting is refused (:class:`~protocol.ProtocolError`,
         ``BUSY``); after :meth:`shutdown`, RuntimeError."""
         if writes:
-            return self._writes.submit(work)
+            return self._submit_write(work)
         with self._lock:
             if self._waiting >= self.max_waiting:
                 self.refused += 1
@@ -66,6 +67,36 @@ class Workers:
             raise
         # Cancelled before it started (its caller's deadline passed): it leaves the queue now.
         future.add_done_callback(lambda f: self._left_queue() if f.cancelled() else None)
+        return future
+
+    @property
+    def writes_waiting(self) -> int:
+        """Writes queued behind the one running (the embedding queue defers under load)."""
+        with self._lock:
+            return self._writes_waiting
+
+    def _submit_write(self, work: Callable[[], Any]) -> Future:
+        with self._lock:
+            self._writes_waiting += 1
+
+        def started() -> Any:
+            with self._lock:
+                self._writes_waiting -= 1
+            return work()
+
+        try:
+            future = self._writes.submit(started)
+        except RuntimeError:
+            with self._lock:
+                self._writes_waiting -= 1
+            raise
+
+        def dropped(f: Future) -> None:
+            if f.cancelled():
+                with self._lock:
+                    self._writes_waiting -= 1
+
+        future.add_done_callback(dropped)
         return future
 
     def shutdown(self) -> None:

@@ -6,7 +6,8 @@ each a list ``[text, id, kind, age]`` (and the row's realm fifth, when it is not
 asked), and the band once, stated as a fact; rows that a newer one on the same subject may
 have outdated are named once in ``newer`` (``{id: newer id}``, present only then), and rows
 whose linked code changed in ``stale`` (``{id: "possibly stale: Cart.total changed since
-a..b"}``, only then; code/notes.py). Lane
+a..b"}``, only then; code/notes.py), and memories of the realm still waiting for their
+vectors in ``pending`` (one sentence, only then). Lane
 ranks, scores, shares, factors, the time cue's report and the gate's block stay in the full
 shape (wire.py ``result_to_dict``, which the daemon and the CLI's ``--json`` keep), given
 with ``verbose`` or ``trace``. Other
@@ -21,6 +22,7 @@ from typing import Any
 
 from chitta.code.notes import stale_note
 from chitta.errors import ChittaError
+from chitta.subconscious import pending_note
 from chitta.validate import parse_time
 
 Reply = dict[str, Any]
@@ -108,6 +110,8 @@ def compact_recall(reply: Reply, *, realm: str, now_ms: int) -> Reply:
     if corrections:
         out["corrections"] = [_row(c.get("content", ""), c, _when(c), realm, now_ms)
                               for c in corrections]  # fmt: skip
+    if waiting := reply.get("unembedded"):  # only while some wait for their vectors
+        out["pending"] = pending_note(waiting)
     return out
 
 

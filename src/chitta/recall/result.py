@@ -89,6 +89,9 @@ class RecallResult:
     newer: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     #: Per possibly stale hit, its linked symbols whose code changed since (code/stale.py).
     stale: Mapping[str, tuple[StaleLink, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    #: Memories of the realm stored moments ago whose vectors have not arrived yet
+    #: (subconscious/embedding.py): found by their words only, for now.
+    unembedded: int = 0
 
     @property
     def dropped(self) -> dict[str, int]:

@@ -17,7 +17,7 @@ Times are integer milliseconds since the epoch, UTC. Scores are higher-is-better
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -119,6 +119,15 @@ class Store(Protocol):
         """Every memory (of one realm) in id order, read in batches."""
 
     def vectors_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def unembedded(self, limit: int) -> list[str]:
+        """Up to ``limit`` ids of memories (forgotten ones too) stored without a vector,
+        oldest first: the embedding queue's backlog (subconscious/embedding.py)."""
+
+    def set_vectors(self, vectors: Mapping[str, np.ndarray]) -> int:
+        """Give memories stored without a vector theirs, in one transaction, and the vector
+        indexes with them; a memory that has a vector already, or does not exist, is left.
+        How many were given one."""
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` exist in ``table`` (one of :data:`ID_TABLES`)."""

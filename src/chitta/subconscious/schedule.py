@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 #: The range of CHITTA_UPKEEP_SHARE, in percent of one core (inclusive).
 SHARE_RANGE = (1, 50)
+#: The range of CHITTA_UPKEEP_DEFER_AT (inclusive).
+DEFER_AT_RANGE = (0, 1000)
 #: The range of the CHITTA_UPKEEP_*_S intervals in seconds (inclusive); 0 turns a task off.
 INTERVAL_RANGE = (0, 366 * 86_400)
 
@@ -34,6 +36,9 @@ class UpkeepSettings:
     #: CHITTA_UPKEEP_START_S: no upkeep this soon after the daemon starts (its first
     #: requests go first); a sweep that is overdue starts then.
     start_s: int = 30
+    #: CHITTA_UPKEEP_DEFER_AT: writes waiting behind a ``remember`` at which it is stored
+    #: at once and embedded by the worker (subconscious/embedding.py); 0: always.
+    defer_at: int = 2
     #: Memories per decay step and per hygiene step (a step is one transaction).
     decay_batch: int = 500
     hygiene_batch: int = 32

@@ -14,7 +14,8 @@ worker (subconscious/worker.py) decides when a step runs; a task knows only what
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Protocol
@@ -24,7 +25,11 @@ from chitta.store.records import Memory
 from chitta.subconscious.decay import MS_PER_DAY, decay_some
 
 if TYPE_CHECKING:
+    from chitta.api import Chitta
     from chitta.store.base import Store
+
+#: A step's way to hold off every other writer while it writes (the daemon's writer lock).
+Writing = Callable[[], AbstractContextManager[object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +47,12 @@ class Task(Protocol):
     """One kind of upkeep, done a step at a time."""
 
     name: str
-    #: Seconds between the end of one sweep and the start of the next.
+    #: Seconds between the end of one sweep and the start of the next (0: on demand).
     interval_s: int
 
-    def step(self, store: Store, now: int) -> Step:
-        """Do the next bounded piece of the sweep (starting one if none is under way)."""
+    def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
+        """Do the next bounded piece of the sweep (starting one if none is under way),
+        writing only under ``writing``."""
 
     def reset(self) -> None:
         """Drop the sweep under way (after a failure: the next starts from the beginning)."""
@@ -87,9 +93,10 @@ class DecayTask:
         # the same database) is left for the next sweep.
         self._min_days = interval_s / 2 * 1000 / MS_PER_DAY
 
-    def step(self, store: Store, now: int) -> Step:
-        batch = self._sweep.next_batch(store)
-        done = decay_some(store, [m.id for m in batch], now, min_days=self._min_days)
+    def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
+        with writing():
+            batch = self._sweep.next_batch(chitta.store)
+            done = decay_some(chitta.store, [m.id for m in batch], now, min_days=self._min_days)
         return Step(len(batch), done.changed, {"demoted": done.demoted},
                     finished=not self._sweep.under_way)  # fmt: skip
 
@@ -107,17 +114,19 @@ class HygieneTask:
         self._sweep = _Sweep(batch)
         self._started: int | None = None  # the sweep's start: its runs are named by it
 
-    def step(self, store: Store, now: int) -> Step:
+    def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
         if not self._sweep.under_way or self._started is None:
             self._started = now
-        batch = self._sweep.next_batch(store)
+        store = chitta.store
         merged = conflicts = 0
-        for realm in sorted({m.realm for m in batch}):
-            found = hygiene.plan_among(store, realm, batch)
-            conflicts += len(found.conflicts)
-            if found.merges:
-                done = hygiene.apply(store, found, now, run=f"{realm}:{self._started}")
-                merged += sum(len(m.merged) for m in done.merges)
+        with writing():
+            batch = self._sweep.next_batch(store)
+            for realm in sorted({m.realm for m in batch}):
+                found = hygiene.plan_among(store, realm, batch)
+                conflicts += len(found.conflicts)
+                if found.merges:
+                    done = hygiene.apply(store, found, now, run=f"{realm}:{self._started}")
+                    merged += sum(len(m.merged) for m in done.merges)
         return Step(len(batch), merged, {"merged": merged, "conflicts": conflicts},
                     finished=not self._sweep.under_way)  # fmt: skip
 

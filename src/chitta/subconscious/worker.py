@@ -1,12 +1,15 @@
 """The subconscious: a daemon's background worker for upkeep (seed 001, Subconscious).
 
 One thread runs the tasks (subconscious/tasks.py) a step at a time, never inside a request:
+the sweeps on a schedule (decay, hygiene) and, when a daemon gives it its embedding queue,
+the embedding of memories stored without a vector (subconscious/embedding.py), which goes
+first and runs as soon as a memory waits.
 
 - **Bounded share.** After each step it rests so that its work is at most ``share`` of the
   time (subconscious/schedule.py); a step is one short transaction (a few hundred memories).
 - **Requests first.** A step waits while requests are in flight, up to ``max_defer_s``; it
-  holds the daemon's writer lock and the store's write lock only while it writes, so a write
-  request waits at most one step for it.
+  holds the daemon's writer lock only while it writes, so a write request waits at most one
+  step for it.
 - **What it did, kept.** Each finished sweep is recorded in the store's meta table
   (``upkeep:<task>``: when, how long, what changed), which `chitta status` shows and from
   which the next sweep is timed after a restart.
@@ -25,14 +28,16 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from chitta.subconscious.embedding import EmbedQueue, EmbedTask
 from chitta.subconscious.schedule import UpkeepSettings, next_due, rest_after
 from chitta.subconscious.tasks import DecayTask, HygieneTask, Step, Task
 
 if TYPE_CHECKING:
+    from chitta.api import Chitta
     from chitta.store.base import Store
 
 log = logging.getLogger(__name__)
@@ -55,14 +60,14 @@ class _State:
     due_ms: int
     steps: int = 0
     busy_s: float = 0.0
-    sweep: dict[str, Any] | None = None  # the sweep under way: started_at, seen, changed, …
+    sweep: dict[str, Any] | None = None  # the sweep under way: started_ms, seen, changed, …
     last: dict[str, Any] | None = None  # the last finished sweep (from the store at first)
     error: str | None = None
 
 
 def last_sweeps(store: Store) -> dict[str, dict[str, Any]]:
-    """Each task's last finished sweep as recorded in ``store`` (for `chitta status` with or
-    without a daemon); a record that cannot be read is left out."""
+    """Each scheduled task's last finished sweep as recorded in ``store`` (for `chitta
+    status` with or without a daemon); a record that cannot be read is left out."""
     found: dict[str, dict[str, Any]] = {}
     for name in (DecayTask.name, HygieneTask.name):
         raw = store.meta(META_PREFIX + name)
@@ -78,25 +83,30 @@ class Subconscious:
 
     def __init__(
         self,
-        store: Store,
+        chitta: Chitta,
         settings: UpkeepSettings,
         *,
-        clock: Callable[[], int],
+        clock: Callable[[], int] | None = None,
         writer: threading.Lock | None = None,
         busy: Callable[[], bool] = lambda: False,
+        queue: EmbedQueue | None = None,
     ) -> None:
-        self.store = store
+        self.chitta = chitta
+        self.store = chitta.store
         self.settings = settings
-        self.clock = clock  # the store's now, in ms (a test moves it; so does a clock offset)
+        #: The store's now, in ms (a test moves it; so does a clock offset).
+        self.clock = clock if clock is not None else chitta.clock
         self._writer = writer if writer is not None else threading.Lock()
         self._busy = busy
         self.tasks: list[Task] = [t for t in (
             DecayTask(settings.decay_s, settings.decay_batch),
             HygieneTask(settings.hygiene_s, settings.hygiene_batch),
         ) if t.interval_s > 0]  # fmt: skip
-        self.started_ms = clock()
+        self.queue = queue
+        self.embed = EmbedTask(queue) if queue is not None else None
+        self.started_ms = self.clock()
         self._started = time.monotonic()
-        recorded = last_sweeps(store)
+        recorded = last_sweeps(self.store)
         self._state = {
             t.name: _State(
                 due_ms=next_due(recorded.get(t.name, {}).get("finished_ms"), t.interval_s,
@@ -105,15 +115,24 @@ class Subconscious:
             )
             for t in self.tasks
         }  # fmt: skip
+        if self.embed is not None:
+            self._state[self.embed.name] = _State(
+                due_ms=next_due(None, 0, self.started_ms, settings.start_s)
+            )
         self._lock = threading.Lock()  # guards _state against status() from other threads
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        if queue is not None:
+            queue.notify = self.wake
 
     # --- the thread -----------------------------------------------------------------------
 
     def start(self) -> None:
         """Run the worker on a thread of its own (nothing when it is off or has no task)."""
-        if not self.settings.enabled or not self.tasks or self._thread is not None:
+        if not self.settings.enabled or self._thread is not None:
+            return
+        if not self.tasks and self.embed is None:
             return
         self._thread = threading.Thread(target=self._run, name="chitta-upkeep", daemon=True)
         self._thread.start()
@@ -121,39 +140,90 @@ class Subconscious:
     def stop(self, timeout: float = 30.0) -> None:
         """Finish the step under way, start no other, and wait for the thread."""
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout)
 
+    def drain(self) -> int:
+        """Embed every memory still waiting, now, on the caller's thread (a daemon stopping,
+        once no request runs: at most the queue's bound); how many got their vectors."""
+        if self.embed is None or self.queue is None:
+            return 0
+        given = 0
+        while ids := self.queue.take(self.embed.batch):
+            try:
+                given += self.chitta.embed_waiting(ids, self._writing).embedded
+            except Exception:  # noqa: BLE001 - they stay in the store; the next daemon embeds them
+                log.warning("upkeep: %d memories are left without vectors until the next start",
+                            len(self.queue), exc_info=True)  # fmt: skip
+                break
+            self.queue.done(ids)
+        return given
+
+    def wake(self) -> None:
+        """Look for work now (a memory joined the embedding queue), not at the next due
+        time; a rest under way is still kept."""
+        self._wake.set()
+
     def _run(self) -> None:
         while not self._stop.is_set():
-            rest = self.tick()
-            self._stop.wait(rest)
+            worked, pause = self._tick()
+            if worked:
+                self._stop.wait(pause)  # the pace: a rest is kept whatever wakes it
+            else:
+                self._wake.wait(pause)
+                self._wake.clear()
 
     # --- one step -------------------------------------------------------------------------
 
     def tick(self) -> float:
-        """Run one step of the most overdue task, if one is due; the seconds to rest before
+        """Run one step of the task most in need, if one is due; the seconds to rest before
         the next tick."""
-        now = self.clock()
-        due = [t for t in self.tasks if self._state[t.name].due_ms <= now]
-        if not due:
-            wait_ms = min(self._state[t.name].due_ms for t in self.tasks) - now
-            return min(MAX_SLEEP_S, max(wait_ms / 1000, DEFER_POLL_S))
-        task = min(due, key=lambda t: self._state[t.name].due_ms)
+        return self._tick()[1]
+
+    def _tick(self) -> tuple[bool, float]:
+        """(whether a step ran, the seconds to wait before the next tick)."""
+        task = self._next()
+        if task is None:
+            return False, self._until_due()
         self._wait_for_quiet()
         if self._stop.is_set():
-            return 0.0
+            return False, 0.0
         started = time.perf_counter()
         try:
-            with self._writer:
-                step = task.step(self.store, self.clock())
+            step = task.step(self.chitta, self.clock(), self._writing)
         except Exception as exc:  # noqa: BLE001 - upkeep must never take the daemon down
             busy = time.perf_counter() - started
             self._failed(task, exc, busy)
-            return rest_after(busy, self.settings.share)
+            return True, rest_after(busy, self.settings.share)
         busy = time.perf_counter() - started
         self._record(task, step, busy)
-        return rest_after(busy, self.settings.share)
+        return True, rest_after(busy, self.settings.share)
+
+    def _next(self) -> Task | None:
+        """The embedding queue when it has work, else the most overdue sweep, else None."""
+        now = self.clock()
+        if self.embed is not None and self.embed.wanted():
+            with self._lock:
+                state = self._state[self.embed.name]
+                due, failed = state.due_ms, state.error is not None
+            # Memories waiting go at once (unless a failure asked for a pause); a look for
+            # leftovers in the store waits for the start delay, like the sweeps.
+            if due <= now or (len(self.queue or ()) and not failed):
+                return self.embed
+        due = [t for t in self.tasks if self._state[t.name].due_ms <= now]
+        return min(due, key=lambda t: self._state[t.name].due_ms) if due else None
+
+    def _until_due(self) -> float:
+        """Seconds until the next sweep is due (at most MAX_SLEEP_S)."""
+        names = [t.name for t in self.tasks] + ([self.embed.name] if self.embed else [])
+        wait_ms = min(self._state[n].due_ms for n in names) - self.clock()
+        return min(MAX_SLEEP_S, max(wait_ms / 1000, DEFER_POLL_S))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        with self._writer:
+            yield
 
     def _wait_for_quiet(self) -> None:
         """Wait while requests are in flight, up to ``max_defer_s`` (or a stop)."""
@@ -184,6 +254,8 @@ class Subconscious:
             state.last = {**sweep, "finished_ms": now}
             state.due_ms = now + task.interval_s * 1000
             record = state.last
+        if not task.interval_s:
+            return  # on demand (the embedding queue): its figures are this run's only
         log.info("upkeep: %s swept %d memories, changed %d, in %.0f ms of work", task.name,
                  record["seen"], record["changed"], record["busy_ms"])  # fmt: skip
         try:
@@ -204,13 +276,14 @@ class Subconscious:
             state.busy_s += busy
             state.sweep = None
             state.error = why
-            state.due_ms = self.clock() + min(RETRY_S, task.interval_s) * 1000
+            state.due_ms = self.clock() + min(RETRY_S, task.interval_s or RETRY_S) * 1000
 
     # --- figures --------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
         """What the worker does and did, for `chitta status` (counts and times only)."""
         up = max(time.monotonic() - self._started, 1e-9)
+        every = [*self.tasks, *([self.embed] if self.embed is not None else [])]
         with self._lock:
             tasks = {
                 t.name: {
@@ -221,10 +294,12 @@ class Subconscious:
                     "error": s.error,
                     "steps": s.steps,
                 }  # fmt: skip
-                for t in self.tasks
+                for t in every
                 for s in [self._state[t.name]]
             }
             busy = sum(s.busy_s for s in self._state.values())
+        if self.queue is not None:
+            tasks["embed"].update(waiting=len(self.queue), deferred=self.queue.deferred)
         running = self._thread is not None and self._thread.is_alive()
         return {"running": running, "enabled": self.settings.enabled,
                 "share": self.settings.share, "used_share": round(busy / up, 4),

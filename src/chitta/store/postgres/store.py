@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -398,6 +398,32 @@ class PostgresStore:
             "%s::smallint[], %s::text[], %s::text[]) AS u (t, r, c, m, p)",
             [list(column) for column in zip(*rows, strict=True)],
         )
+
+    def unembedded(self, limit: int) -> list[str]:
+        rows = self._read(
+            "SELECT id FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.memory_id = m.id) ORDER BY id LIMIT %s",
+            (limit,),
+        )
+        return [r[0] for r in rows]
+
+    def set_vectors(self, vectors: Mapping[str, np.ndarray]) -> int:
+        """Give memories stored without a vector theirs (store/base.py); the other processes'
+        mirrors see them by their generation (postgres/mirror.py)."""
+        if not vectors:
+            return 0
+        with self._tx("storing vectors") as cur:
+            gen = self._bump(cur)
+            given = 0
+            for memory_id in sorted(vectors):
+                cur.execute(
+                    "INSERT INTO embeddings (memory_id, realm, agent_id, channel, live, vector, "
+                    "gen) SELECT id, realm, agent_id, channel, deleted_at IS NULL, %s, %s "
+                    "FROM memories WHERE id = %s ON CONFLICT (memory_id) DO NOTHING",
+                    (vectors[memory_id].astype(np.float32), gen, memory_id),
+                )
+                given += cur.rowcount
+        return given
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))

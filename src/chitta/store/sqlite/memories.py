@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -73,14 +73,43 @@ class Memories(Connection):
                     self._terms.add(m.realm, m.content)
         if self._links is not None:
             self._links.add_many(m for m, _ in items if m.deleted_at is None)
+        self._index_vectors(items)
+        if self._corrections is not None:
+            self._corrections.insert([m for m, _ in items])
+
+    def _index_vectors(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
+        """Add the live vectors of ``items`` to the in-memory indexes built so far."""
         if self._vectors is not None and (live := live_vectors(items)) is not None:
             self._vectors.add(*live)
         if self._sparse is not None:
             self._sparse.add_live([(m, v) for m, v in items if m.deleted_at is None])
         if self._themes is not None:
             self._themes.add_live(items)
-        if self._corrections is not None:
-            self._corrections.insert([m for m, _ in items])
+
+    def unembedded(self, limit: int) -> list[str]:
+        rows = self._query(
+            "SELECT id FROM memories m WHERE NOT EXISTS "
+            "(SELECT 1 FROM embeddings e WHERE e.memory_id = m.id) ORDER BY id LIMIT ?",
+            (limit,),
+        )
+        return [r["id"] for r in rows]
+
+    @locked_write
+    def set_vectors(self, vectors: Mapping[str, np.ndarray]) -> int:
+        """Give memories stored without a vector theirs (store/base.py)."""
+        ids = sorted(vectors)
+        had = self.vectors_for(ids)
+        todo = self.existing_ids("memories", [i for i in ids if i not in had])
+        if not todo:
+            return 0
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO embeddings (memory_id, vector) VALUES (?, ?)",
+                ((i, vectors[i].astype(np.float32).tobytes()) for i in sorted(todo)),
+            )
+        live = self.get_many(sorted(todo))
+        self._index_vectors([(m, vectors[m.id]) for m in live.values()])
+        return len(todo)
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM memories WHERE id = ?", (memory_id,)))
