@@ -40,7 +40,7 @@ class UpkeepSettings:
     #: at once and embedded by the worker (subconscious/embedding.py); 0: always.
     defer_at: int = 2
     #: Memories per decay step and per hygiene step (a step is one transaction).
-    decay_batch: int = 500
+    decay_batch: int = 100
     hygiene_batch: int = 32
     #: A step waits while requests are in flight, but for no longer than this (seconds):
     #: under steady load it still gets its share.

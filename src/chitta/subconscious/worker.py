@@ -6,7 +6,7 @@ the embedding of memories stored without a vector (subconscious/embedding.py), w
 first and runs as soon as a memory waits.
 
 - **Bounded share.** After each step it rests so that its work is at most ``share`` of the
-  time (subconscious/schedule.py); a step is one short transaction (a few hundred memories).
+  time (subconscious/schedule.py); a step is one short transaction (about a hundred memories).
 - **Requests first.** A step waits while requests are in flight, up to ``max_defer_s``; it
   holds the daemon's writer lock only while it writes, so a write request waits at most one
   step for it.
