@@ -102,7 +102,8 @@ def main() -> None:
                                  "after": after}  # fmt: skip
             print(set_name, json.dumps({k: v for k, v in results[set_name].items()
                                         if k not in ("before", "after")}),
-                  "recall@10 / nDCG@10", before["all"], "->", after["all"], flush=True)  # fmt: skip
+                  "recall@10 / nDCG@10", before["recall@10"], before["ndcg@10"], "->",
+                  after["recall@10"], after["ndcg@10"], flush=True)  # fmt: skip
             store.close()
     results["loadavg"].append(environment.loadavg())
     opts.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -206,3 +206,16 @@ def test_the_thread_stops_between_steps(chitta: Chitta) -> None:
     status = worker.status()
     assert status["running"] is False and status["tasks"]["decay"]["steps"] >= 2
     assert 0 < status["used_share"] <= 1
+
+
+def test_nothing_runs_while_the_store_is_read_only(
+    chitta: Chitta, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put(chitta, PORT)
+    worker = Subconscious(chitta, ONLY_DECAY, clock=Clock(T0 + MS_PER_DAY))
+    monkeypatch.setattr(chitta.store, "read_only", "the file system is read-only")
+    worker.tick()
+    assert worker.status()["tasks"]["decay"]["steps"] == 0
+    monkeypatch.undo()
+    worker.tick()
+    assert worker.status()["tasks"]["decay"]["steps"] == 1

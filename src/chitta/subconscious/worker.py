@@ -201,7 +201,10 @@ class Subconscious:
         return True, rest_after(busy, self.settings.share)
 
     def _next(self) -> Task | None:
-        """The embedding queue when it has work, else the most overdue sweep, else None."""
+        """The embedding queue when it has work, else the most overdue sweep, else None
+        (always None while the store is read-only: every task writes)."""
+        if self.store.read_only is not None:
+            return None
         now = self.clock()
         if self.embed is not None and self.embed.wanted():
             with self._lock:
