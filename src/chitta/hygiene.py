@@ -46,6 +46,8 @@ CONFLICT_COSINE = 0.85
 #: The meta keys of the journal: one per run, and the index of runs (oldest first).
 RUN_PREFIX = "hygiene_run:"
 RUNS_KEY = "hygiene_runs"
+#: Runs whose journals are kept (and can be undone), the newest.
+MAX_RUNS = 100
 #: Role order of the best-written member: a user's statement before a tool's, before an
 #: assistant's own recorded answer.
 ROLE_RANK = {"user": 0, "": 1, "tool": 2, "assistant": 3}
@@ -207,7 +209,12 @@ def apply(store: Store, found: Plan, now: int, *, run: str | None = None) -> Pla
         earlier["merges"].extend(entry for _, entry in todo)
         store.set_meta(key, json.dumps(earlier))
         if run not in (runs := _runs(store)):
-            store.set_meta(RUNS_KEY, json.dumps([*runs, run]))
+            # The oldest journals go past MAX_RUNS: a daemon's daily sweeps must not grow the
+            # meta table for ever (their runs can no longer be undone, their merges stand).
+            runs = [*runs, run]
+            for old in runs[:-MAX_RUNS]:
+                store.delete_meta(RUN_PREFIX + old)
+            store.set_meta(RUNS_KEY, json.dumps(runs[-MAX_RUNS:]))
         for merge, _ in todo:
             _merge(store, merge, now)
     done = tuple(Merge(e["keep"], tuple(e["merged"])) for _, e in todo)

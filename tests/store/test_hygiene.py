@@ -89,3 +89,16 @@ def test_the_best_written_member() -> None:
     assert hygiene.best_written([short, long_]) == long_
     said = replace(short, source=Source(role="user"))
     assert hygiene.best_written([long_, said]) == said
+
+
+def test_only_the_newest_runs_are_kept(chitta: Chitta, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hygiene, "MAX_RUNS", 2)
+    made = []
+    for n in range(3):
+        put(chitta, f"Deploys of service {n} go through ops/deploy.sh", tags=("a",))
+        put(chitta, f"Deploys of service {n} go through ops/deploy.sh", tags=("b",))
+        made.append(chitta.hygiene("d").run)
+    assert hygiene.runs(chitta.store) == made[1:]
+    assert chitta.store.meta(hygiene.RUN_PREFIX + made[0]) is None
+    with pytest.raises(BadArgument, match="no hygiene run"):
+        chitta.hygiene_undo(made[0])
