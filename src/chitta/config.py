@@ -332,16 +332,17 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
 
 def upkeep_settings(environ: Mapping[str, str]) -> UpkeepSettings:
     """The subconscious's switches: CHITTA_UPKEEP (default 1), CHITTA_UPKEEP_SHARE (percent
-    of one core, 1-50, default 10), CHITTA_UPKEEP_DECAY_S and CHITTA_UPKEEP_HYGIENE_S
-    (seconds between sweeps, 0 never), CHITTA_UPKEEP_START_S (none this soon after a
-    start) and CHITTA_UPKEEP_DEFER_AT (writes waiting at which a remember leaves its
-    embedding to the worker; 0 always)."""
+    of one core, 1-50, default 10), CHITTA_UPKEEP_DECAY_S, CHITTA_UPKEEP_HYGIENE_S and
+    CHITTA_UPKEEP_INDEXES_S (seconds between sweeps, 0 never), CHITTA_UPKEEP_START_S (none
+    this soon after a start) and CHITTA_UPKEEP_DEFER_AT (writes waiting at which a remember
+    leaves its embedding to the worker; 0 always)."""
     d = UpkeepSettings()
     return UpkeepSettings(
         enabled=_flag(environ, "UPKEEP", default=True),
         share=_bounded_int(environ, "UPKEEP_SHARE", round(d.share * 100), SHARE_RANGE) / 100,
         decay_s=_bounded_int(environ, "UPKEEP_DECAY_S", d.decay_s, INTERVAL_RANGE),
         hygiene_s=_bounded_int(environ, "UPKEEP_HYGIENE_S", d.hygiene_s, INTERVAL_RANGE),
+        indexes_s=_bounded_int(environ, "UPKEEP_INDEXES_S", d.indexes_s, INTERVAL_RANGE),
         start_s=_bounded_int(environ, "UPKEEP_START_S", d.start_s, INTERVAL_RANGE),
         defer_at=_bounded_int(environ, "UPKEEP_DEFER_AT", d.defer_at, DEFER_AT_RANGE),
     )

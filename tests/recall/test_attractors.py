@@ -171,3 +171,21 @@ def test_the_cache_keeps_only_the_newest_realms(store, make_memory) -> None:
     _add(store, make_memory, [f"a postcard from Paris number {i}" for i in range(4)])
     assert cache.get(store, "elsewhere", 100) == ()  # cached in place of work
     assert cache.get(store, "work", 100)[0].entity == "paris"  # found again, not kept
+
+
+def test_refresh_finds_again_what_recalls_ask_for_before_it_expires(store, make_memory) -> None:
+    now = [0.0]
+    cache = AttractorCache(ttl=300, clock=lambda: now[0])
+    _add(store, make_memory, [f"we met Oliver, day {i}" for i in range(3)])
+    first = cache.get(store, "work", 100)
+    _add(store, make_memory, [f"a postcard from Paris number {i}" for i in range(4)])
+    now[0] = 100
+    assert cache.refresh(store, ahead_s=150) == 0  # expires at 300: not within 150 s yet
+    now[0] = 200
+    assert cache.refresh(store, ahead_s=150) == 1
+    refreshed = cache.get(store, "work", 100)
+    assert refreshed != first and refreshed[0].entity == "paris"  # found at 200, cached
+    now[0] = 450
+    assert cache.get(store, "work", 100) is refreshed  # still within its new time-to-live
+    now[0] = 800  # not asked for since 450, more than a time-to-live ago: left to expire
+    assert cache.refresh(store, ahead_s=150) == 0

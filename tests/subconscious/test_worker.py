@@ -20,8 +20,9 @@ from chitta.subconscious.worker import META_PREFIX, Subconscious, last_sweeps
 
 T0 = 1_800_000_000_000
 PORT = "The staging database listens on port 5432"
-ONLY_DECAY = UpkeepSettings(start_s=0, hygiene_s=0, decay_batch=2)
-ONLY_HYGIENE = UpkeepSettings(start_s=0, decay_s=0, hygiene_batch=2)
+ONLY_DECAY = UpkeepSettings(start_s=0, hygiene_s=0, indexes_s=0, decay_batch=2)
+ONLY_HYGIENE = UpkeepSettings(start_s=0, decay_s=0, indexes_s=0, hygiene_batch=2)
+ONLY_INDEXES = UpkeepSettings(start_s=0, decay_s=0, hygiene_s=0, themes_batch=3)
 
 
 class Clock:
@@ -219,3 +220,32 @@ def test_nothing_runs_while_the_store_is_read_only(
     monkeypatch.undo()
     worker.tick()
     assert worker.status()["tasks"]["decay"]["steps"] == 1
+
+
+def test_the_indexes_sweep_renews_attractors_and_settles_built_themes(chitta: Chitta) -> None:
+    from chitta.recall.lanes import LANES
+
+    for n in range(5):
+        put(chitta, f"We met Oliver in Bergen on day {n} of the trip")
+    clock = Clock(T0 + 1000)
+    worker = Subconscious(chitta, ONLY_INDEXES, clock=clock)
+    sweep(worker, "indexes")  # no themes built, no attractors asked for: nothing to do
+    last = worker.status()["tasks"]["indexes"]["last"]
+    assert (last["attractors"], last["reassessed"], last["steps"]) == (0, 0, 1)
+    assert chitta.store.themes_built() is None  # upkeep never builds them
+    chitta.recall("Oliver in Bergen", realm="d", strategy="field")  # builds both
+    assert chitta.store.themes_built() is not None
+    clock.now += ONLY_INDEXES.indexes_s * 1000
+    graph = LANES["graph"]
+    original = graph.attractors
+    now = [0.0]
+    graph_cache = type(original)(ttl=300, clock=lambda: now[0])
+    object.__setattr__(graph, "attractors", graph_cache)
+    try:
+        graph_cache.get(chitta.store, "d", 100)  # as the graph lane asks when it spreads
+        now[0] = 200  # within 240 s (two intervals) of its expiry at 300
+        assert sweep(worker, "indexes") == 2  # five theme members, three a step
+        last = worker.status()["tasks"]["indexes"]["last"]
+        assert last["attractors"] == 1 and last["reassessed"] == 5
+    finally:
+        object.__setattr__(graph, "attractors", original)

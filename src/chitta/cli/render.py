@@ -268,10 +268,16 @@ def upkeep_words(info: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: A sweep's own counts, as `chitta status` words them.
+_SWEEP_COUNTS = {"demoted": "demoted", "merged": "merged", "conflicts": "conflicts",
+                 "attractors": "attractor sets found again",
+                 "reassessed": "theme members re-examined"}  # fmt: skip
+
+
 def _sweep_words(record: dict[str, Any]) -> str:
     """One finished sweep in words: when, what it read and changed, its time of work."""
-    extra = ", ".join(f"{n} {k}" for k, n in record.items()
-                      if k in ("demoted", "merged", "conflicts"))  # fmt: skip
+    extra = ", ".join(f"{record[k]} {words}" for k, words in _SWEEP_COUNTS.items()
+                      if k in record)  # fmt: skip
     return (
         f"swept {format_time(record.get('finished_ms'))}: {record.get('seen', 0)} "
         f"memories, {record.get('changed', 0)} changed{', ' + extra if extra else ''}, "

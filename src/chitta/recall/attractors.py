@@ -116,6 +116,8 @@ class _Entry:
     at: float
     found: tuple[Attractor, ...]
     writes: tuple[int, ...]  # the link index's write counts of the attractors' entities
+    max_df: float  # what they were found with
+    asked: list[float]  # when a recall last asked for them (one item: set in place)
 
 
 class AttractorCache:
@@ -146,7 +148,36 @@ class AttractorCache:
             and now - cached.at < self._ttl
             and links.writes(realm, [a.entity for a in cached.found]) == cached.writes
         ):
+            cached.asked[0] = now
             return cached.found
+        return self._find(store, links, realm, max_df, now)
+
+    def refresh(self, store: Store, ahead_s: float) -> int:
+        """Find again the attractors of each realm of ``store`` that a recall asked for
+        within the time-to-live and whose entry expires within ``ahead_s`` seconds (the
+        daemon's upkeep, subconscious/tasks.py): a recall then finds them cached. How many
+        realms were refreshed."""
+        links = store.links()
+        now = self._clock()
+        with self._lock:
+            entries = self._cache.get(links, {}).items()
+            due = [(realm, e.max_df, e.asked[0]) for realm, e in entries
+                   if now - e.asked[0] < self._ttl
+                   and now - e.at >= self._ttl - ahead_s]  # fmt: skip
+        for realm, max_df, asked in due:
+            self._find(store, links, realm, max_df, now, asked=asked)
+        return len(due)
+
+    def _find(
+        self,
+        store: Store,
+        links: LinkIndex,
+        realm: str,
+        max_df: float,
+        now: float,
+        *,
+        asked: float | None = None,
+    ) -> tuple[Attractor, ...]:
         generation = links.generation(realm)
         found = find_attractors(store, realm, max_df)
         writes = links.writes(realm, [a.entity for a in found])
@@ -154,7 +185,9 @@ class AttractorCache:
             with self._lock:
                 realms = self._cache.setdefault(links, {})
                 realms.pop(realm, None)  # re-cached: now the newest
-                realms[realm] = _Entry(now, found, writes)
+                realms[realm] = _Entry(
+                    now, found, writes, max_df, [now if asked is None else asked]
+                )
                 while len(realms) > self._max_realms:
                     del realms[next(iter(realms))]
         return found

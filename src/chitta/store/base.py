@@ -238,6 +238,10 @@ class Store(Protocol):
     def themes(self) -> ThemeIndex:
         """The themes of live memories with vectors, per realm (the ``theme`` lane)."""
 
+    def themes_built(self) -> ThemeIndex | None:
+        """The theme index when a recall has built it (for upkeep), else None: never a
+        build."""
+
     def corrections(self) -> CorrectionIndex:
         """The keyed index of current corrections (the ``corr`` lane)."""
 

@@ -259,6 +259,24 @@ class ThemeIndex:
 
     # --- upkeep --------------------------------------------------------------------------
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._ids)
+
+    def settle(self, rows: int) -> int:
+        """Re-examine up to ``rows`` memories, shared among the realms by their size, each
+        moved when another theme now fits it better (what every write does for the next
+        :data:`REASSIGN`; the daemon's upkeep does more of it while it is quiet). How many
+        were examined."""
+        with self._lock:
+            total = sum(len(s.rows) for s in self._realms.values())
+            done = 0
+            for state in self._realms.values():
+                share = min(len(state.rows), -(-rows * len(state.rows) // max(total, 1)))
+                self._reassign(state, share)
+                done += share
+            return done
+
     def _realm(self, realm: str) -> _Realm:
         state = self._realms.get(realm)
         if state is None:
@@ -440,12 +458,12 @@ class ThemeIndex:
         size = state.sizes[slot] - 1
         return SEMANTIC_WEIGHT * cos + SPARSITY_WEIGHT * float(sparsity(size, self.ideal))
 
-    def _reassign(self, state: _Realm) -> None:
-        """Re-examine the next :data:`REASSIGN` rows of the realm; move one that another
-        theme now fits better by more than the margin."""
+    def _reassign(self, state: _Realm, count: int = REASSIGN) -> None:
+        """Re-examine the next ``count`` rows of the realm; move one that another theme now
+        fits better by more than the margin."""
         if len(state.rows) < 2:
             return
-        for _ in range(min(REASSIGN, len(state.rows))):
+        for _ in range(min(count, len(state.rows))):
             row = state.rows[state.cursor % len(state.rows)]
             state.cursor = (state.cursor + 1) % len(state.rows)
             slot = self._theme[row]

@@ -33,6 +33,8 @@ class UpkeepSettings:
     decay_s: int = 21_600
     #: CHITTA_UPKEEP_HYGIENE_S: a hygiene sweep (duplicates merged) this often; 0: never.
     hygiene_s: int = 86_400
+    #: CHITTA_UPKEEP_INDEXES_S: the attractors' and themes' upkeep this often; 0: never.
+    indexes_s: int = 120
     #: CHITTA_UPKEEP_START_S: no upkeep this soon after the daemon starts (its first
     #: requests go first); a sweep that is overdue starts then.
     start_s: int = 30
@@ -42,6 +44,8 @@ class UpkeepSettings:
     #: Memories per decay step and per hygiene step (a step is one transaction).
     decay_batch: int = 100
     hygiene_batch: int = 32
+    #: Theme memories re-examined per step of the indexes' upkeep.
+    themes_batch: int = 512
     #: A step waits while requests are in flight, but for no longer than this (seconds):
     #: under steady load it still gets its share.
     max_defer_s: float = 2.0

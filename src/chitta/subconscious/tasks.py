@@ -10,6 +10,11 @@ worker (subconscious/worker.py) decides when a step runs; a task knows only what
 - ``hygiene``: the batch's near-duplicate clusters merged into their best-written member and
   its value conflicts counted (chitta/hygiene.py); every merge of one sweep in one realm is one
   run, undone whole by `chitta hygiene --undo RUN`.
+- ``indexes``: the derived indexes' upkeep. The attractors (recall/attractors.py) of every
+  realm a recall asked for lately are found again before their cache entry expires, so no
+  recall pays for finding them; the themes (store/themes.py), when a recall has built them,
+  are re-examined ``batch`` memories a step, each moved to a theme that fits it better (every
+  write does this for 4). Neither writes to the store.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Protocol
 
 from chitta import hygiene
+from chitta.recall.attractors import TTL_S
 from chitta.store.records import Memory
 from chitta.subconscious.decay import MS_PER_DAY, decay_some
 
@@ -133,3 +139,37 @@ class HygieneTask:
     def reset(self) -> None:
         self._sweep.reset()
         self._started = None
+
+
+class IndexTask:
+    """Attractors found again before they expire, and themes re-examined in steps."""
+
+    name = "indexes"
+
+    def __init__(self, interval_s: int, batch: int) -> None:
+        self.interval_s = interval_s
+        self.batch = batch
+        self._left: int | None = None  # theme rows still to re-examine in this sweep
+
+    def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
+        from chitta.recall.lanes import LANES  # the lanes' own caches: what recalls read
+
+        counts = {"attractors": 0, "reassessed": 0}
+        if self._left is None:
+            # Entries that would expire before the next sweep (and a margin) are renewed.
+            ahead = min(TTL_S, 2 * self.interval_s)
+            cache = getattr(LANES.get("graph"), "attractors", None)
+            counts["attractors"] = cache.refresh(chitta.store, ahead) if cache else 0
+            themes = chitta.store.themes_built()
+            self._left = len(themes) if themes is not None else 0
+        themes = chitta.store.themes_built()
+        if themes is not None and self._left > 0:
+            counts["reassessed"] = themes.settle(min(self.batch, self._left))
+            self._left -= self.batch
+        finished = self._left <= 0 or themes is None
+        if finished:
+            self._left = None
+        return Step(counts["reassessed"], 0, counts, finished=finished)
+
+    def reset(self) -> None:
+        self._left = None

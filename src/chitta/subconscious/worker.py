@@ -1,9 +1,9 @@
 """The subconscious: a daemon's background worker for upkeep (seed 001, Subconscious).
 
 One thread runs the tasks (subconscious/tasks.py) a step at a time, never inside a request:
-the sweeps on a schedule (decay, hygiene) and, when a daemon gives it its embedding queue,
-the embedding of memories stored without a vector (subconscious/embedding.py), which goes
-first and runs as soon as a memory waits.
+the sweeps on a schedule (decay, hygiene, the derived indexes) and, when a daemon gives it
+its embedding queue, the embedding of memories stored without a vector
+(subconscious/embedding.py), which goes first and runs as soon as a memory waits.
 
 - **Bounded share.** After each step it rests so that its work is at most ``share`` of the
   time (subconscious/schedule.py); a step is one short transaction (about a hundred memories).
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.subconscious.embedding import EmbedQueue, EmbedTask
 from chitta.subconscious.schedule import UpkeepSettings, next_due, rest_after
-from chitta.subconscious.tasks import DecayTask, HygieneTask, Step, Task
+from chitta.subconscious.tasks import DecayTask, HygieneTask, IndexTask, Step, Task
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -69,7 +69,7 @@ def last_sweeps(store: Store) -> dict[str, dict[str, Any]]:
     """Each scheduled task's last finished sweep as recorded in ``store`` (for `chitta
     status` with or without a daemon); a record that cannot be read is left out."""
     found: dict[str, dict[str, Any]] = {}
-    for name in (DecayTask.name, HygieneTask.name):
+    for name in (DecayTask.name, HygieneTask.name, IndexTask.name):
         raw = store.meta(META_PREFIX + name)
         with contextlib.suppress(ValueError, TypeError):
             record = json.loads(raw) if raw else None
@@ -101,6 +101,7 @@ class Subconscious:
         self.tasks: list[Task] = [t for t in (
             DecayTask(settings.decay_s, settings.decay_batch),
             HygieneTask(settings.hygiene_s, settings.hygiene_batch),
+            IndexTask(settings.indexes_s, settings.themes_batch),
         ) if t.interval_s > 0]  # fmt: skip
         self.queue = queue
         self.embed = EmbedTask(queue) if queue is not None else None

@@ -785,6 +785,12 @@ class PostgresStore:
     def themes(self) -> ThemeIndex:
         return self._derived("themes")
 
+    def themes_built(self) -> ThemeIndex | None:
+        """The theme index when it is built (and brought up to date), else None (no build)."""
+        if "themes" not in self._mirror.built:
+            return None
+        return self.themes()
+
     def code(self) -> CodeTables:
         """The code tables (store/code_sql.py's statements, read as this backend reads)."""
         if self._code is None:

@@ -111,6 +111,10 @@ class Indexes(Connection):
                 self._themes = index
             return self._themes
 
+    def themes_built(self) -> ThemeIndex | None:
+        """The theme index when it is built, else None (no build)."""
+        return self._themes
+
     def _live_vector_rows(
         self, order: str
     ) -> tuple[list[str], np.ndarray, list[tuple[str, str, str]]] | None:
