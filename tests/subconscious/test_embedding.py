@@ -18,7 +18,7 @@ from chitta.wire import result_from_dict, result_to_dict
 
 WAL = "We chose SQLite WAL over a custom log because crash recovery comes free"
 FERRY = "The ferry to the island leaves at seven in the morning from pier four"
-ONLY_EMBED = UpkeepSettings(start_s=0, decay_s=0, hygiene_s=0)
+ONLY_EMBED = UpkeepSettings(start_s=0, decay_s=0, hygiene_s=0, indexes_s=0)
 
 
 def busy_queue(chitta: Chitta, *, waiting: int = 5, **options: int) -> EmbedQueue:
@@ -137,3 +137,16 @@ def test_drain_embeds_what_waits_at_once(chitta: Chitta) -> None:
     assert worker.drain() == 5
     assert chitta.store.unembedded(10) == [] and len(queue) == 0
     assert set(chitta.store.vectors_for(ids)) == set(ids)
+
+
+def test_an_idle_worker_sleeps_until_a_memory_arrives(chitta: Chitta) -> None:
+    queue = EmbedQueue()
+    worker = Subconscious(chitta, ONLY_EMBED, queue=queue)
+    drain(worker)  # the look for leftovers: nothing
+    assert worker.tick() == 60.0  # nothing due: the longest sleep, not a poll
+    chitta.embed_queue = queue
+    queue.defer_at = 0
+    chitta.remember(FERRY, realm="d")
+    assert worker._wake.is_set()  # the remember woke it
+    worker.tick()
+    assert chitta.store.unembedded(5) == []

@@ -220,7 +220,11 @@ class Subconscious:
 
     def _until_due(self) -> float:
         """Seconds until the next sweep is due (at most MAX_SLEEP_S)."""
-        names = [t.name for t in self.tasks] + ([self.embed.name] if self.embed else [])
+        names = [t.name for t in self.tasks]
+        if self.embed is not None and self.embed.wanted():  # else a memory's arrival wakes it
+            names.append(self.embed.name)
+        if not names:
+            return MAX_SLEEP_S
         wait_ms = min(self._state[n].due_ms for n in names) - self.clock()
         return min(MAX_SLEEP_S, max(wait_ms / 1000, DEFER_POLL_S))
 
