@@ -58,6 +58,7 @@ from chitta.store.confidence import (
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
+from chitta.store.terms import words
 from chitta.subconscious.decay import Decayed, decay_some
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
@@ -68,6 +69,9 @@ if TYPE_CHECKING:
 MS_PER_DAY = 86_400_000
 #: Memories decayed per transaction by :meth:`Chitta.decay`.
 DECAY_BATCH = 500
+#: A deferred remember's check for the same text: its longest words searched, hits read.
+SAME_TEXT_WORDS = 8
+SAME_TEXT_HITS = 5
 #: The store's meta key that holds its own calibration (`chitta calibrate`).
 CALIBRATION_KEY = "calibration"
 
@@ -307,8 +311,11 @@ class Chitta:
         # gives one memory and a reinforcement, never two memories.
         # A deferred memory meets the duplicate rules when its vector arrives (embed_waiting).
         with self.store.write_lock():
-            if supersedes is None and vector is not None:
-                repeat = self.repeat_of(memory, vector)
+            if supersedes is None:
+                repeat = self.repeat_of(memory, vector) if vector is not None else None
+                # The same text may wait in the queue without a vector for the rule above.
+                if repeat is None and (vector is None or self._others_waiting()):
+                    repeat = self._same_text(memory)
                 if repeat is not None:
                     return self._reinforce_duplicate(repeat.id, repeat.similarity, the_tags,
                                                      source, burst=repeat.burst)  # fmt: skip
@@ -332,6 +339,25 @@ class Chitta:
             return Repeat(near[0][0], near[0][1], burst=False)
         burst = self._burst_of(memory, vector)
         return None if burst is None else Repeat(burst[0], burst[1], burst=True)
+
+    def _others_waiting(self) -> bool:
+        """Whether memories of this process wait for their vectors (the embedding queue)."""
+        return self.embed_queue is not None and len(self.embed_queue) > 0
+
+    def _same_text(self, memory: Memory) -> Repeat | None:
+        """A current memory of ``memory``'s scope with the very same text (found by its
+        longest words through the keyword index): the one repeat a deferred memory can be
+        folded into before it has a vector. Many clients remembering one text at once under
+        load still make one memory."""
+        longest = sorted(words(memory.content), key=lambda w: (-len(w), w))[:SAME_TEXT_WORDS]
+        scope = Scope(memory.realm, memory.agent_id, memory.channel)
+        hits = [i for i, _ in self.store.keyword_search(longest, scope, SAME_TEXT_HITS)]
+        found = self.store.get_many(hits)
+        for memory_id in hits:
+            m = found.get(memory_id)
+            if m is not None and m.superseded_by is None and m.content == memory.content:
+                return Repeat(memory_id, 1.0, burst=False)
+        return None
 
     def embed_waiting(
         self, ids: Sequence[str], writing: Callable[[], AbstractContextManager[object]]

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from tests.conftest import memory
 
 from chitta.config import Settings
@@ -130,6 +131,21 @@ def test_a_daemon_killed_mid_sweep_loses_nothing_it_acknowledged(
         assert 0 < len(decayed) < 3000
 
 
+def test_only_a_store_one_daemon_holds_defers_embedding(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    launch(home, store=daemon_store, env={**UPKEEP, "CHITTA_UPKEEP_DEFER_AT": "0"})
+    with DaemonClient(daemon_socket) as client:
+        done = client.call("remember", content="The ferry leaves the harbour at dawn",
+                           realm="trips")  # fmt: skip
+    tasks = upkeep_of(daemon_socket)["tasks"]
+    if daemon_store:  # a database: other daemons check their writes against it by vector
+        assert done["embedded"] is True and "embed" not in tasks
+    else:
+        assert done["embedded"] is False and "embed" in tasks
+
+
+@pytest.mark.sqlite_only
 def test_under_load_a_remember_is_stored_at_once_and_embedded_after(
     home: Path, launch, daemon_store, daemon_socket: Path
 ) -> None:
@@ -147,6 +163,7 @@ def test_under_load_a_remember_is_stored_at_once_and_embedded_after(
     assert found["hits"][0]["id"] == replies[7]["id"] and "sem" in found["hits"][0]["lanes"]
 
 
+@pytest.mark.sqlite_only
 def test_a_stopping_daemon_embeds_what_still_waits(
     home: Path, launch, daemon_store, daemon_socket: Path
 ) -> None:

@@ -150,3 +150,22 @@ def test_an_idle_worker_sleeps_until_a_memory_arrives(chitta: Chitta) -> None:
     assert worker._wake.is_set()  # the remember woke it
     worker.tick()
     assert chitta.store.unembedded(5) == []
+
+
+def test_the_very_same_text_is_folded_at_once_even_without_a_vector(chitta: Chitta) -> None:
+    busy_queue(chitta)
+    first = chitta.remember(FERRY, realm="d", source=Source(session="s1"))
+    again = chitta.remember(FERRY, realm="d", source=Source(session="s2"))
+    other = chitta.remember(FERRY, realm="d", channel="ops")  # another scope: its own
+    assert first.embedded is False and again.deduplicated and again.id == first.id
+    assert again.similarity == 1.0 and other.id != first.id
+    assert chitta.get(first.id).confidence.n == 1
+    assert chitta.store.replication_sessions([first.id]) == {first.id: {"s2"}}
+
+
+def test_the_same_text_embedded_in_line_finds_its_twin_still_waiting(chitta: Chitta) -> None:
+    queue = busy_queue(chitta)
+    first = chitta.remember(FERRY, realm="d")
+    queue.defer_at = 1000  # the load has passed: the next one is embedded in line
+    again = chitta.remember(FERRY, realm="d")
+    assert again.embedded is True and again.deduplicated and again.id == first.id

@@ -43,6 +43,7 @@ from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
 from chitta.files import private_dir
 from chitta.ops.spec import Context
+from chitta.store.backends import is_database_url
 from chitta.subconscious.embedding import EmbedQueue
 from chitta.subconscious.schedule import UpkeepSettings
 from chitta.subconscious.worker import Subconscious
@@ -159,9 +160,12 @@ class Daemon:
         #: as write requests, and waits while any request is in flight.
         upkeep = upkeep or UpkeepSettings()
         # Under load a remember is stored at once and embedded by the worker (its embedding
-        # queue, subconscious/embedding.py); with upkeep off, every remember embeds in line.
+        # queue, subconscious/embedding.py). Not with upkeep off, and not on a database that
+        # other daemons write too: each of them checks a write against the others' by vector
+        # under the store's write lock, and a memory without one would escape that check.
+        deferring = upkeep.enabled and not is_database_url(chitta.store.location)
         queue = (EmbedQueue(lambda: self.workers.writes_waiting, defer_at=upkeep.defer_at)
-                 if upkeep.enabled else None)  # fmt: skip
+                 if deferring else None)  # fmt: skip
         chitta.embed_queue = queue
         self.upkeep = Subconscious(chitta, upkeep, writer=self._writer,
                                    busy=lambda: self._in_flight > 0, queue=queue)  # fmt: skip
