@@ -49,11 +49,12 @@ def _ask(store: ChittaStore, data: locomo.Dataset) -> list:
     return rows
 
 
-def _gold_fate(store: ChittaStore, data: locomo.Dataset) -> dict[str, int]:
-    """Gold turns superseded, and of those, lost (kept by a non-gold member)."""
+def _gold_fate(store: ChittaStore, data: locomo.Dataset) -> dict:
+    """Gold turns superseded, and of those, lost (kept by a non-gold member); each lost one
+    with the turn that kept it and whether their texts are the same."""
     chitta = store.open()
     memory_of = {turn: m for m, turn in store.turn_of.items()}
-    superseded = lost = 0
+    superseded, lost = 0, []
     for conv in data.conversations:
         for q in conv.questions:
             for turn in q.gold:
@@ -61,10 +62,14 @@ def _gold_fate(store: ChittaStore, data: locomo.Dataset) -> dict[str, int]:
                 if mid is None:
                     continue
                 m = chitta.store.get(mid, include_deleted=True)
-                if m.superseded_by is not None:
-                    superseded += 1
-                    lost += store.turn_of.get(m.superseded_by) not in q.gold
-    return {"gold_superseded": superseded, "gold_lost": lost}
+                if m.superseded_by is None:
+                    continue
+                superseded += 1
+                kept = store.turn_of.get(m.superseded_by)
+                if kept not in q.gold:
+                    same = chitta.store.get(m.superseded_by).content == m.content
+                    lost.append({"turn": turn, "kept_by": kept, "same_text": same})
+    return {"gold_superseded": superseded, "gold_lost": len(lost), "lost": lost}
 
 
 def main() -> None:
