@@ -1,13 +1,13 @@
 """What does the subconscious cost a daemon's clients? (issue 21, part 2)
 
-    python benchmarks/upkeep.py OUT.json [--n 100000] [--queries 400] [--rounds 3]
+    python benchmarks/upkeep.py OUT.json [--n 100000] [--seconds 60] [--rounds 3]
 
 Builds a store of N memories a month old (LoCoMo's turns and their recombinations, as
 ``chitta bench scale`` makes them: the first 5,000 texts embedded by the model, the rest given
 synthetic vectors near theirs), then starts real daemons on it, in turn with upkeep running
 (its sweeps start at once: decay, then hygiene, both with work to do) and with upkeep off
-(``--no-upkeep``), ``--rounds`` times each, alternating. Each daemon answers ``--queries``
-LoCoMo questions from one client, one after another, through the socket; the figures per
+(``--no-upkeep``), ``--rounds`` times each, alternating. Each daemon answers LoCoMo questions
+from one client, one after another, through the socket, for ``--seconds``; the figures per
 condition are the recall latency's p50 / p95 / p99, the daemon's whole CPU share over the
 timed window (from /proc), and the worker's own share and work (its ``busy_s`` and steps from
 ``chitta status``). A copy of the store is made for each daemon, so each starts from the same
@@ -81,8 +81,9 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
-def one_daemon(store: Path, upkeep: bool, queries: list[str]) -> dict[str, Any]:
-    """Serve a copy of ``store`` and time ``queries`` against it."""
+def one_daemon(store: Path, upkeep: bool, queries: list[str], seconds: float) -> dict[str, Any]:
+    """Serve a copy of ``store`` and time ``queries`` against it, over and over, for
+    ``seconds``."""
     with tempfile.TemporaryDirectory(prefix="chitta-upkeep-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir(mode=0o700)
@@ -103,10 +104,11 @@ def one_daemon(store: Path, upkeep: bool, queries: list[str]) -> dict[str, Any]:
                     client.call("recall", query=q, realm=REALM, record=False)
                 before = client.call("memory_status")["daemon"]["upkeep"]
                 cpu0, t0 = cpu_s(proc.pid), time.perf_counter()
-                ms = []
-                for q in queries:
+                ms: list[float] = []
+                while time.perf_counter() - t0 < seconds:
                     started = time.perf_counter()
-                    client.call("recall", query=q, realm=REALM, record=False)
+                    client.call("recall", query=queries[len(ms) % len(queries)], realm=REALM,
+                                record=False)  # fmt: skip
                     ms.append((time.perf_counter() - started) * 1000)
                 wall = time.perf_counter() - t0
                 cpu = cpu_s(proc.pid) - cpu0
@@ -128,12 +130,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     data = locomo.load(environment.default_locomo())
     texts = memory_texts(base_turns(data), args.n)
-    queries = query_pool(data)[: args.queries]
+    queries = query_pool(data)
     with tempfile.TemporaryDirectory(prefix="chitta-upkeep-build-") as tmp:
         home = Path(tmp) / "home"
         home.mkdir(mode=0o700)
@@ -144,7 +146,7 @@ def main() -> None:
         runs = []
         for _ in range(args.rounds):
             for upkeep in (True, False):
-                runs.append(one_daemon(store, upkeep, queries))
+                runs.append(one_daemon(store, upkeep, queries, args.seconds))
                 load.append(environment.loadavg())
                 print(json.dumps({k: v for k, v in runs[-1].items() if k != "tasks"}))
     summary = {}
@@ -154,7 +156,7 @@ def main() -> None:
             key: round(statistics.median(r[key] for r in mine), 3)
             for key in ("p50_ms", "p95_ms", "p99_ms", "daemon_cpu_share", "upkeep_share")
         }
-    out = {"command": " ".join(sys.argv), "n": args.n, "queries": args.queries,
+    out = {"command": " ".join(sys.argv), "n": args.n, "seconds": args.seconds,
            "build_s": round(built_s, 1), "summary": summary, "runs": runs,
            "commit": environment.git_commit(), "machine": environment.machine(),
            "loadavg": load}  # fmt: skip

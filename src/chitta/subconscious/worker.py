@@ -5,8 +5,9 @@ the sweeps on a schedule (decay, hygiene, the derived indexes) and, when a daemo
 its embedding queue, the embedding of memories stored without a vector
 (subconscious/embedding.py), which goes first and runs as soon as a memory waits.
 
-- **Bounded share.** After each step it rests so that its work is at most ``share`` of the
-  time (subconscious/schedule.py); a step is one short transaction (about a hundred memories).
+- **Bounded share.** After each step it rests so that its CPU time is at most ``share`` of
+  the time (subconscious/schedule.py); a step is one short transaction (about a hundred
+  memories).
 - **Requests first.** A step waits while requests are in flight, up to ``max_defer_s``; it
   holds the daemon's writer lock only while it writes, so a write request waits at most one
   step for it.
@@ -190,15 +191,17 @@ class Subconscious:
         self._wait_for_quiet()
         if self._stop.is_set():
             return False, 0.0
-        started = time.perf_counter()
+        # The pace counts this thread's own CPU time: a step that waited for a lock (a
+        # recall building an index holds the store's) did not use the core meanwhile.
+        started, wall = time.thread_time(), time.perf_counter()
         try:
             step = task.step(self.chitta, self.clock(), self._writing)
         except Exception as exc:  # noqa: BLE001 - upkeep must never take the daemon down
-            busy = time.perf_counter() - started
+            busy = time.thread_time() - started
             self._failed(task, exc, busy)
             return True, rest_after(busy, self.settings.share)
-        busy = time.perf_counter() - started
-        self._record(task, step, busy)
+        busy = time.thread_time() - started
+        self._record(task, step, busy, time.perf_counter() - wall)
         return True, rest_after(busy, self.settings.share)
 
     def _next(self) -> Task | None:
@@ -239,7 +242,7 @@ class Subconscious:
         while self._busy() and time.monotonic() < deadline and not self._stop.is_set():
             self._stop.wait(DEFER_POLL_S)
 
-    def _record(self, task: Task, step: Step, busy: float) -> None:
+    def _record(self, task: Task, step: Step, busy: float, wall: float) -> None:
         now = self.clock()
         with self._lock:
             state = self._state[task.name]
@@ -247,11 +250,12 @@ class Subconscious:
             state.busy_s += busy
             state.error = None
             sweep = state.sweep or {"started_ms": now, "steps": 0, "seen": 0, "changed": 0,
-                                    "busy_ms": 0.0}  # fmt: skip
+                                    "busy_ms": 0.0, "wall_ms": 0.0}  # fmt: skip
             sweep["steps"] += 1
             sweep["seen"] += step.seen
             sweep["changed"] += step.changed
-            sweep["busy_ms"] = round(sweep["busy_ms"] + busy * 1000, 1)
+            sweep["busy_ms"] = round(sweep["busy_ms"] + busy * 1000, 1)  # CPU time
+            sweep["wall_ms"] = round(sweep["wall_ms"] + wall * 1000, 1)  # with lock waits
             for key, n in step.counts.items():
                 sweep[key] = sweep.get(key, 0) + n
             if not step.finished:
