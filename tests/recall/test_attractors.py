@@ -189,3 +189,11 @@ def test_refresh_finds_again_what_recalls_ask_for_before_it_expires(store, make_
     assert cache.get(store, "work", 100) is refreshed  # still within its new time-to-live
     now[0] = 800  # not asked for since 450, more than a time-to-live ago: left to expire
     assert cache.refresh(store, ahead_s=150) == 0
+
+
+def test_refresh_with_nothing_cached_builds_nothing(store, monkeypatch) -> None:
+    def no_build() -> None:
+        raise AssertionError("the link index was asked for")
+
+    monkeypatch.setattr(store, "links", no_build)
+    assert AttractorCache().refresh(store, ahead_s=240) == 0

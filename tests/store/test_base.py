@@ -62,3 +62,20 @@ def test_the_protocol_names_only_chittas_types() -> None:
     text = inspect.getsource(base)
     assert "sqlite3" not in text.split('"""', 2)[2]
     assert "psycopg" not in text.split('"""', 2)[2]
+
+
+def test_update_many_keeps_the_counts_right_for_a_memory_given_twice(store, make_memory) -> None:
+    from dataclasses import replace as changed
+
+    from chitta.store.records import Scope
+
+    m = make_memory("the heron stood in the reeds", realm="w")
+    store.insert([(m, None)])
+    stats = store.term_stats()  # the word counts are kept from here on
+    first = changed(m, content="the egret stood in the reeds")
+    second = changed(m, content="the crane stood in the reeds")
+    assert store.update_many([first, second]) == 2
+    stats = store.term_stats()
+    assert [stats.df("w", w) for w in ("heron", "egret", "crane")] == [0, 0, 1]
+    assert stats.size("w") == 1
+    assert [i for i, _ in store.keyword_search(["crane"], Scope("w"), 5)] == [m.id]

@@ -156,7 +156,11 @@ class AttractorCache:
         """Find again the attractors of each realm of ``store`` that a recall asked for
         within the time-to-live and whose entry expires within ``ahead_s`` seconds (the
         daemon's upkeep, subconscious/tasks.py): a recall then finds them cached. How many
-        realms were refreshed."""
+        realms were refreshed. Nothing is built: with nothing cached, the store's link
+        index is not even asked for."""
+        with self._lock:
+            if not any(self._cache.values()):
+                return 0
         links = store.links()
         now = self._clock()
         with self._lock:
