@@ -42,7 +42,7 @@ class UpkeepSettings:
     #: at once and embedded by the worker (subconscious/embedding.py); 0: always.
     defer_at: int = 2
     #: Memories per decay step and per hygiene step (a step is one transaction).
-    decay_batch: int = 25
+    decay_batch: int = 100
     hygiene_batch: int = 32
     #: Theme memories re-examined per step of the indexes' upkeep.
     themes_batch: int = 512

@@ -6,9 +6,8 @@ its embedding queue, the embedding of memories stored without a vector
 (subconscious/embedding.py), which goes first and runs as soon as a memory waits.
 
 - **Bounded share.** After each step it rests so that its CPU time is at most ``share`` of
-  the time (subconscious/schedule.py); a step is one short transaction (a few dozen
-  memories: beside busy recalls each statement waits for the interpreter's lock, so a step
-  of 100 decayed memories held the writer lock 250 ms for 11 ms of work).
+  the time (subconscious/schedule.py); a step is one short transaction (a hundred memories
+  at most: 11 ms of work at 100,000 memories, and the commit's sync to disk).
 - **Requests first.** A step waits while requests are in flight, up to ``max_defer_s``; it
   holds the daemon's writer lock only while it writes, so a write request waits at most one
   step for it.
