@@ -183,8 +183,10 @@ def test_a_restart_times_the_next_sweep_from_the_last(chitta: Chitta) -> None:
     again = Subconscious(chitta, ONLY_DECAY, clock=clock)
     assert again.status()["tasks"]["decay"]["due_ms"] == finished + ONLY_DECAY.decay_s * 1000
     assert last_sweeps(chitta.store)["decay"]["finished_ms"] == finished
-    chitta.store.set_meta(META_PREFIX + "decay", "{not json")
-    assert "decay" not in last_sweeps(chitta.store)  # unreadable: as if never swept
+    for bad in ("{not json", '{"finished_ms": "yesterday"}', "[1, 2]", '{"finished_ms": true}'):
+        chitta.store.set_meta(META_PREFIX + "decay", bad)
+        assert "decay" not in last_sweeps(chitta.store)  # unreadable: as if never swept
+        Subconscious(chitta, ONLY_DECAY, clock=clock)  # and a worker still starts
 
 
 def test_off_means_no_thread(chitta: Chitta) -> None:

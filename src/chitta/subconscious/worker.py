@@ -74,7 +74,8 @@ def last_sweeps(store: Store) -> dict[str, dict[str, Any]]:
         raw = store.meta(META_PREFIX + name)
         with contextlib.suppress(ValueError, TypeError):
             record = json.loads(raw) if raw else None
-            if isinstance(record, dict):
+            finished = record.get("finished_ms") if isinstance(record, dict) else None
+            if isinstance(finished, int) and not isinstance(finished, bool):
                 found[name] = record
     return found
 
