@@ -199,14 +199,18 @@ def apply(store: Store, found: Plan, now: int, *, run: str | None = None) -> Pla
     leaves a run whose undo finds less to put back, never a merge that cannot be undone."""
     run = run or f"{found.realm}:{now}"
     with store.write_lock():
-        todo = [(merge, entry) for merge in found.merges
-                if (entry := _journal_entry(store, merge)) is not None]  # fmt: skip
+        # Read once: what the journal records is what is merged (nothing else writes
+        # meanwhile, under the lock).
+        todo = [(keep, members) for merge in found.merges
+                for keep, members in [_members(store, merge)] if keep and members]  # fmt: skip
         if not todo:
             return replace(found, merges=(), run=None)
         key = RUN_PREFIX + run
         earlier = json.loads(store.meta(key) or "null") or {"realm": found.realm, "at": now,
                                                               "merges": []}  # fmt: skip
-        earlier["merges"].extend(entry for _, entry in todo)
+        entries = [{"keep": keep.id, "merged": [m.id for m in members], "tags": list(keep.tags)}
+                   for keep, members in todo]  # fmt: skip
+        earlier["merges"].extend(entries)
         store.set_meta(key, json.dumps(earlier))
         if run not in (runs := _runs(store)):
             # The oldest journals go past MAX_RUNS: a daemon's daily sweeps must not grow the
@@ -215,19 +219,10 @@ def apply(store: Store, found: Plan, now: int, *, run: str | None = None) -> Pla
             for old in runs[:-MAX_RUNS]:
                 store.delete_meta(RUN_PREFIX + old)
             store.set_meta(RUNS_KEY, json.dumps(runs[-MAX_RUNS:]))
-        for merge, _ in todo:
-            _merge(store, merge, now)
-    done = tuple(Merge(e["keep"], tuple(e["merged"])) for _, e in todo)
+        for keep, members in todo:
+            _merge(store, keep, members, now)
+    done = tuple(Merge(keep.id, tuple(m.id for m in members)) for keep, members in todo)
     return replace(found, merges=done, run=run)
-
-
-def _journal_entry(store: Store, merge: Merge) -> dict | None:
-    """What undoing ``merge`` needs (the kept memory's tags as they are now), or None when
-    there is nothing left to merge."""
-    keep, members = _members(store, merge)
-    if keep is None or not members:
-        return None
-    return {"keep": keep.id, "merged": [m.id for m in members], "tags": list(keep.tags)}
 
 
 def _members(store: Store, merge: Merge) -> tuple[Memory | None, list[Memory]]:
@@ -239,10 +234,7 @@ def _members(store: Store, merge: Merge) -> tuple[Memory | None, list[Memory]]:
     return keep, [found[i] for i in merge.merged if i in found and found[i].superseded_by is None]
 
 
-def _merge(store: Store, merge: Merge, now: int) -> None:
-    keep, members = _members(store, merge)
-    if keep is None or not members:
-        return
+def _merge(store: Store, keep: Memory, members: list[Memory], now: int) -> None:
     tags = tuple(dict.fromkeys(keep.tags + tuple(t for m in members for t in m.tags)))[:MAX_TAGS]
     store.update_many(
         [

@@ -155,14 +155,13 @@ class IndexTask:
         from chitta.recall.lanes import LANES  # the lanes' own caches: what recalls read
 
         counts = {"attractors": 0, "reassessed": 0}
+        themes = chitta.store.themes_built()
         if self._left is None:
             # Entries that would expire before the next sweep (and a margin) are renewed.
             ahead = min(TTL_S, 2 * self.interval_s)
             cache = getattr(LANES.get("graph"), "attractors", None)
             counts["attractors"] = cache.refresh(chitta.store, ahead) if cache else 0
-            themes = chitta.store.themes_built()
             self._left = len(themes) if themes is not None else 0
-        themes = chitta.store.themes_built()
         if themes is not None and self._left > 0:
             counts["reassessed"] = themes.settle(min(self.batch, self._left))
             self._left -= self.batch
