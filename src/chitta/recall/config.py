@@ -64,6 +64,9 @@ class RecallConfig:
     #: Under ``rsf``, each lane's span is at least this share of its best score
     #: (recall/fusion.py): a small realm's near-equal memories stay near-equal.
     rsf_min_span: float = RSF_MIN_SPAN
+    #: Under ``rsf``, what a lane in here adds once to a memory it found, in place of a
+    #: weight (seed 001: a tag match adds 0.05).
+    rsf_boosts: Mapping[str, float] = field(default_factory=lambda: RSF_BOOSTS)
     #: Whether the keyed correction lookup (``corr``) runs beside the lanes; never fused.
     corrections: bool = True
     #: The scoring stage (bounded factors, recall/scoring.py) and lateral inhibition
@@ -126,7 +129,7 @@ class RecallConfig:
         return {
             lane: self.rsf_lanes.get(lane, RSF_WEIGHTS.get(lane, RSF_OTHER_LANE * weight))
             for lane, weight in self.lane_weights.items()
-            if lane not in RSF_BOOSTS
+            if lane not in self.rsf_boosts
         }
 
 
