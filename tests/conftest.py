@@ -114,7 +114,7 @@ def store_path(tmp_path: Path) -> Path:
 # CHITTA_TEST_BACKENDS=sqlite runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
-BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon", "subconscious")
+BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon", "subconscious", "learn")
 #: The backends' own suites: each tests its backend alone.
 ONE_BACKEND = ("store/sqlite", "store/postgres")
 PG_TEMPLATE = "chitta_template"

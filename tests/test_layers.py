@@ -33,6 +33,7 @@ def modules(layer: str) -> list[Path]:
         ("recall", ("chitta.cli", "chitta.daemon", "chitta.mcp", "chitta.hooks")),
         ("daemon", ("chitta.cli", "chitta.mcp", "chitta.hooks")),
         ("hooks", ("chitta.cli", "chitta.mcp")),
+        ("learn", ("chitta.cli", "chitta.daemon", "chitta.mcp", "chitta.hooks", "chitta.api")),
         ("wire.py", ("chitta.cli", "chitta.daemon", "chitta.mcp")),
         # The store imports no settings: a backend is given its location and options.
         ("store", ("chitta.config",)),

@@ -26,11 +26,14 @@ from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument, DaemonUnavailable, MemoryNotFound
+from chitta.learn.context import query_context
+from chitta.learn.learner import IMPLICIT_WEIGHT, Learner
 from chitta.recall.confidence import calibration as calib
 from chitta.recall.confidence.gate import GateSettings
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
 from chitta.recall.observe import admit_lines, profile_line
-from chitta.recall.pipeline import recall
+from chitta.recall.pipeline import Tuner, recall
+from chitta.recall.query import QueryPlan
 from chitta.recall.reconstruct import DEFAULT_BUDGET, Reconstruction, check_budget, items_within
 from chitta.recall.rerank import fetch_limit, rerank_result
 from chitta.recall.result import RecallResult
@@ -58,7 +61,7 @@ from chitta.store.confidence import (
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
 from chitta.store.records import Memory, Scope, Source
-from chitta.store.terms import words
+from chitta.store.terms import TermStats, words
 from chitta.subconscious.decay import Decayed, decay_some
 from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tags, parse_time
 
@@ -165,6 +168,8 @@ class Chitta:
         #: The daemon's embedding queue (subconscious/embedding.py); None: every remember
         #: embeds in line (in this process, no daemon).
         self.embed_queue: EmbedQueue | None = None
+        #: The resonance learner (learn/learner.py): recall's weights tuned by feedback.
+        self.learner = Learner(store, enabled=self.switches.learn)
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
         self.realm = check_scope_name(realm, "realm") or DEFAULT_REALM
         #: The data directory (cited.toml, scoring.json); the store's folder by default.
@@ -482,6 +487,7 @@ class Chitta:
                 updated_at=self.clock(),
             )
             self.store.update(updated)
+        self.learner.credit([memory_id], 1.0, now=self.clock())
         return updated
 
     def weaken(self, memory_id: str) -> Memory:
@@ -497,6 +503,7 @@ class Chitta:
                 updated_at=self.clock(),
             )
             self.store.update(updated)
+        self.learner.credit([memory_id], -1.0, now=self.clock())
         return updated
 
     def decay(self, now: int | None = None) -> Decayed:
@@ -650,6 +657,7 @@ class Chitta:
             view = self.sessions.view(name, self.store.session_recent(name, MAX_SHOWN))
         clock = self.clock()
         reranker = self.reranker if rerank else None
+        learned_as = strategy if fusion is None else f"{strategy}+{fusion}"
         result = recall(
             self.store,
             self.embedder,
@@ -665,6 +673,7 @@ class Chitta:
             time_cue=cue,
             cue_time_limit_ms=self.switches.cue_time_limit_ms,
             code_as_of=code_as_of,
+            tuner=self._tuner(query, scope.realm, learned_as, explore=record),
         )
         if reranker is not None:
             result = rerank_result(result, reranker, limit=limit, scoring=self.scoring)
@@ -682,6 +691,7 @@ class Chitta:
             result = replace(result, trace=self._trace(result, request, config, ran))
         if record:  # at the clock's time: a given now is the question's, not the reading's
             self._record_access(result, clock)
+            self.learner.note(scope.realm, learned_as, result, name, clock)
         if name is not None and record:
             terms = result.plan.terms if result.plan else ()
             self.sessions.note(name, [h.memory.id for h in result.hits], terms)
@@ -721,6 +731,7 @@ class Chitta:
         if len(together) >= 2 and self.scoring.hebbian_step > 0:
             self.store.record_access(AccessRecord((), now, together, self.scoring.hebbian_step))
         linked = len(together) * (len(together) - 1) // 2 if self.scoring.hebbian_step > 0 else 0
+        self.learner.credit(used, 1.0, weight=IMPLICIT_WEIGHT, session=name, now=now)
         return Usage(name, len(given), tuple(used), linked)
 
     def reconstruct(
@@ -757,6 +768,19 @@ class Chitta:
         )
         items, omitted = items_within(result.hits, budget)
         return Reconstruction(tuple(items), tuple(omitted), budget, result)
+
+    def _tuner(self, query: str, realm: str, strategy: str, *, explore: bool) -> Tuner | None:
+        """The learner's hook into one recall (pipeline.py's ``tuner``); None when it is off.
+        ``explore``: draw the parameters (a recorded recall), else use their means."""
+        if not self.learner.enabled:
+            return None
+
+        def tune(config: RecallConfig, plan: QueryPlan, stats: TermStats) -> tuple:
+            features = query_context(query, plan.terms, lambda w: stats.df(realm, w),
+                                     stats.size(realm))  # fmt: skip
+            return self.learner.tune(realm, strategy, config, query, features, explore=explore)
+
+        return tune
 
     def _trace(self, result: RecallResult, request: dict, config: RecallConfig, ran: int) -> dict:
         identity = self.embedder.identity()

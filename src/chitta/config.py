@@ -84,6 +84,8 @@ class RecallSwitches:
     #: CHITTA_RECALL_CUE_TIME_LIMIT_MS: a time cue's revision runs only this soon after the
     #: recall started (seed 002 §2.7; recall/timecue/cue.py's CUE_TIME_LIMIT_MS).
     cue_time_limit_ms: int = 1000
+    #: CHITTA_LEARN: whether the resonance learner tunes recall from feedback (learn/).
+    learn: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +274,7 @@ def _recall_switches(environ: Mapping[str, str]) -> RecallSwitches:
         ablate_lanes=lanes,
         profile=_flag(environ, "RECALL_PROFILE"),
         admit_debug=_flag(environ, "ADMIT_DEBUG"),
+        learn=_flag(environ, "LEARN", default=True),
         replication_max=replication,
         cue_time_limit_ms=_bounded_int(
             environ, "RECALL_CUE_TIME_LIMIT_MS", 1000, CUE_TIME_LIMIT_RANGE

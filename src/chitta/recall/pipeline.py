@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from chitta.recall.confidence.calibration import (
 )
 from chitta.recall.confidence.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.config import MAX_LIMIT, RecallConfig
-from chitta.recall.fusion import RSF_BOOSTS, Fused, rrf, rsf
+from chitta.recall.fusion import Fused, rrf, rsf
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
@@ -40,6 +41,13 @@ from chitta.store.base import Store
 from chitta.store.code_links import IndexRun
 from chitta.store.records import Scope
 from chitta.store.terms import TermStats
+
+if TYPE_CHECKING:
+    from chitta.learn.learner import Tuning
+
+#: What may set a recall's config once its query is read: the config, the query's plan and
+#: the term statistics in; the config to run and what was set (None: nothing) out.
+Tuner = Callable[[RecallConfig, QueryPlan, TermStats], tuple[RecallConfig, "Tuning | None"]]
 
 #: How many fused candidates the maximum relevance is taken over (recall/confidence/calibration.py).
 MAXREL_DEPTH = 40
@@ -61,6 +69,7 @@ def recall(
     time_cue: TimeCue | None = None,
     cue_time_limit_ms: int = CUE_TIME_LIMIT_MS,
     code_as_of: dict[str, IndexRun] | None = None,
+    tuner: Tuner | None = None,
 ) -> RecallResult:
     """The ``limit`` best memories in ``scope`` for ``query`` under ``config``.
 
@@ -86,13 +95,16 @@ def recall(
     plan = plan_query(
         query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
     )
+    tuning = None
+    if tuner is not None:
+        config, tuning = tuner(config, plan, stats)
     timing["plan"] = _ms_since(start)
     now = int(time.time() * 1000) if now_ms is None else now_ms
     ctx = LaneContext(
         query, plan.terms, None, scope, config.depth(limit), store, common=plan.common,
         session=session.name if session else None,
         primed=session.primed if session else (), topics=session.topics if session else (),
-        now=now,
+        now=now, tuning=tuning.values if tuning is not None else MappingProxyType({}),
     )  # fmt: skip
     gathered = _gather(embedder, plan, lanes, config, ctx, timing)
     ctx = gathered.ctx
@@ -140,6 +152,7 @@ def recall(
         bounded=MappingProxyType(dict(ctx.notes)),
         newer=MappingProxyType(newer),
         stale=MappingProxyType(stale),
+        tuning=tuning,
     )
 
 
@@ -331,7 +344,7 @@ def fuse_lanes(config: RecallConfig, rankings: dict, ctx: LaneContext) -> list[F
         if not config.scoring:
             ids = list(dict.fromkeys(mid for ranking in rankings.values() for mid, _ in ranking))
             confidence = {mid: m.confidence.mu for mid, m in ctx.memories(ids).items()}
-        return rsf(rankings, weights=config.rsf_weights(), boosts=RSF_BOOSTS,
+        return rsf(rankings, weights=config.rsf_weights(), boosts=config.rsf_boosts,
                    confidence=confidence, min_span=config.rsf_min_span)  # fmt: skip
     return rrf(rankings, k=config.rrf_k, weights=config.lane_weights)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chitta.code.stale import StaleLink
 from chitta.recall.confidence.calibration import Confidence
@@ -20,6 +20,9 @@ from chitta.recall.lanes.corr import CorrectionMatch
 from chitta.recall.query import QueryPlan
 from chitta.recall.timecue.arm import CueRun
 from chitta.store.records import Memory, Scope
+
+if TYPE_CHECKING:
+    from chitta.learn.learner import Tuning
 
 _NO_FACTORS: Mapping[str, float] = MappingProxyType({})
 
@@ -92,6 +95,8 @@ class RecallResult:
     #: Memories of the realm stored moments ago whose vectors have not arrived yet
     #: (subconscious/embedding.py): found by their words only, for now.
     unembedded: int = 0
+    #: What the resonance learner set for this recall (learn/learner.py); None: nothing.
+    tuning: Tuning | None = None
 
     @property
     def dropped(self) -> dict[str, int]:

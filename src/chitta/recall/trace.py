@@ -62,6 +62,8 @@ def build_trace(
         "policy": {
             "scoring": scoring_version,
             "process": SINGLE_PASS if result.cue is None else CUED,
+            # The resonance learner's values, when it set any (learn/learner.py).
+            "learner": None if result.tuning is None else result.tuning.as_dict(),
         },
         "server_version": server_version,
         "scope": {"realm": scope.realm, "agent_id": scope.agent_id, "channel": scope.channel},

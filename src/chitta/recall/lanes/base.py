@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -35,6 +35,8 @@ class LaneContext:
     topics: tuple[str, ...] = ()  # distinctive words of the session's recent queries
     seeds: tuple[str, ...] = ()
     now: int | None = None  # the recall's "now" in ms (None: the clock's), for decay
+    #: The learner's values for this recall (learn/params.py): the graph lane reads its own.
+    tuning: Mapping[str, float] = field(default_factory=dict)
     _loaded: dict[str, Memory | None] = field(default_factory=dict, compare=False, repr=False)
     #: What a lane wants the reply to say, by lane: that a bound cut its work (graph).
     notes: dict[str, str] = field(default_factory=dict, compare=False, repr=False)

@@ -87,8 +87,11 @@ class GraphLane:
         scores: dict[str, float] = {}
         visits = 0
         cut = False
+        # The resonance learner's values for this recall, when it set them (learn/params.py).
+        strength = ctx.tuning.get("spread_strength", self.strength)
+        decay = ctx.tuning.get("spread_decay", self.decay)
         for hop in range(self.hops):
-            passed = self.strength * self.decay**hop
+            passed = strength * decay**hop
             names, stated_cut = self._names(ctx, frontier, self.edges)
             related, capped = ctx.store.triplet_neighbours(
                 realm, {n for ns in names.values() for n in ns}, self.edges
@@ -136,13 +139,14 @@ class GraphLane:
     ) -> dict[str, list[tuple[str, float]]]:
         """The Hebbian links of the frontier's ``co_frontier`` most activated memories: by
         memory, (partner, link weight) of its ``co_per`` heaviest co-access partners."""
-        if self.co_gain <= 0 or self.co_frontier <= 0 or self.co_per <= 0:
+        gain = self.co_gain * ctx.tuning.get("hebbian", 1.0)  # the learner's multiplier
+        if gain <= 0 or self.co_frontier <= 0 or self.co_per <= 0:
             return {}
         top = sorted(frontier, key=lambda m: (-frontier[m], m))[: self.co_frontier]
         now = int(time.time() * 1000) if ctx.now is None else ctx.now
         half_life_ms = self.co_half_life_days * DAY_MS
         return {
-            memory_id: [(other, link_weight(w, now - at, half_life_ms, self.co_gain))
+            memory_id: [(other, link_weight(w, now - at, half_life_ms, gain))
                         for other, w, at in partners]
             for memory_id, partners in ctx.store.co_partners(top, self.co_per).items()
             if partners
