@@ -101,6 +101,21 @@ def _hygiene(data: dict[str, Any]) -> None:
         click.echo(f"undo with: chitta hygiene --undo {data['run']}")
 
 
+def _learned(data: dict[str, Any]) -> None:
+    if "forgotten_events" in data:
+        click.echo(f"forgot {data['forgotten_events']} feedback events")
+    click.echo(f"realm {data['realm']}: learning {data['learning']}, "
+               f"{data['events']} feedback events")  # fmt: skip
+    for strategy, learned in data["strategies"].items():
+        click.echo(f"{strategy}:")
+        for name, p in learned["params"].items():
+            lo, hi = p["range"]
+            click.echo(f"  {name:<16} preset {p['preset']:<5g} learned {p['mean']:<7g} "
+                       f"± {p['sd']:<7g} (range {lo:g}-{hi:g})")  # fmt: skip
+        contexts = ", ".join(f"{b} {n}" for b, n in learned["contexts"].items())
+        click.echo(f"  events by query context: {contexts or 'none'}")
+
+
 def register(group: click.Group) -> None:
     """Add the memory commands to ``group``."""
     op_command(group, "remember", _remembered, prepare=_read_content)
@@ -120,3 +135,4 @@ def register(group: click.Group) -> None:
         ),
     )
     op_command(group, "hygiene", _hygiene)
+    op_command(group, "learn", _learned)

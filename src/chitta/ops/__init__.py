@@ -15,6 +15,7 @@ from chitta.ops import (
     cited,
     code,
     hygiene,
+    learn,
     memory,
     migrate,
     relations,
@@ -24,7 +25,18 @@ from chitta.ops.spec import Context, Operation, Param, Params, check_params, giv
 
 OPERATIONS: Mapping[str, Operation] = {
     op.name: op
-    for module in (memory, relations, cited, admin, migrate, calibrate, session, code, hygiene)
+    for module in (
+        memory,
+        relations,
+        cited,
+        admin,
+        migrate,
+        calibrate,
+        session,
+        code,
+        hygiene,
+        learn,
+    )
     for op in module.OPERATIONS
 }
 
