@@ -29,6 +29,7 @@ from chitta.cli.bench_cli import cli as _cli_bench  # noqa: F401 - registers `be
 from chitta.cli.bench_code import code_bench as _code_bench  # noqa: F401 - `bench code`
 from chitta.cli.bench_confirm import confirm as _confirm  # noqa: F401 - registers `bench confirm`
 from chitta.cli.bench_daemons import daemons as _daemons  # noqa: F401 - `bench daemons`
+from chitta.cli.bench_learn import learn as _learn  # noqa: F401 - registers `bench learn`
 from chitta.cli.bench_mcp_size import mcp_size as _mcp_size  # noqa: F401 - `bench mcp-size`
 from chitta.cli.bench_soak import soak as _soak  # noqa: F401 - registers `bench soak`
 from chitta.cli.bench_timecue import timecue as _timecue  # noqa: F401 - registers `bench timecue`
