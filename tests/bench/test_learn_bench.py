@@ -53,6 +53,7 @@ def test_the_run_counts_its_events_and_measures_each_checkpoint(tmp_path: Path) 
     assert run["training_questions"] == 2 and run["held_out_questions"] == 2
     for row in run["checkpoints"]:
         assert 0 <= row["recall@10"] <= 1 and 0 <= row["ndcg@10"] <= 1
+        assert 0 <= row["drawn"]["ndcg@10"] <= 1
     assert "balance" in run["learned"]  # learned from the feedback, shown against the preset
     assert run["learned"]["balance"]["preset"] == 0.5
     wrong = bl.run_learning(data, tmp_path / "h2", embedder, checkpoints=(0, 30), wrong=0.5,

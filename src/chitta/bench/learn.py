@@ -7,7 +7,9 @@ gets the feedback a diligent agent would give: ``strengthen`` for a gold turn, `
 for any other. With ``wrong`` > 0, each event is the opposite one with that probability (a
 careless or mistaken agent). At each checkpoint (a number of feedback events) the held-out
 half's questions are asked unrecorded, so with the learned parameters' means (learn/learner.py),
-and scored. Checkpoint 0 is the fixed preset: a learner with no feedback changes nothing.
+and scored; and again recorded, as an agent asks, so with the parameters the learner draws
+(what exploring costs). Checkpoint 0 is the fixed preset: a learner with no feedback changes
+nothing.
 
 One learned state serves both halves (``Learner(shared=...)``): per realm, as chitta keeps it,
 the held-out realms would have nothing learned. The feedback changes the tuning half's
@@ -48,12 +50,14 @@ def questions(data: locomo.Dataset) -> list[Asked]:
             if q.gold]  # fmt: skip
 
 
-def measure(store: ChittaStore, asked: Sequence[Asked]) -> dict[str, float]:
-    """Mean recall@10 and nDCG@10 of ``asked``, unrecorded (the learner's means)."""
+def measure(store: ChittaStore, asked: Sequence[Asked], *, drawn: bool = False) -> dict[str, float]:
+    """Mean recall@10 and nDCG@10 of ``asked``: unrecorded, so with the learner's means; or
+    ``drawn``, recorded as an agent's recall is, so with the parameters it draws (no feedback
+    follows, and the access history it writes weighs nothing in the default scoring)."""
     chitta = store.open()
     recalls, ndcgs = [], []
     for a in asked:
-        result = chitta.recall(a.question.question, realm=a.realm, limit=LIMIT, record=False,
+        result = chitta.recall(a.question.question, realm=a.realm, limit=LIMIT, record=drawn,
                                now=a.question.now_ms)  # fmt: skip
         ranked = [store.turn_of[h.memory.id] for h in result.hits]
         gold = set(a.question.gold)
@@ -91,7 +95,7 @@ def run_learning(
         events, asked, flipped = 0, 0, 0
         train_ndcg: list[float] = []
         progress(f"checkpoint 0 of {marks[-1]}")
-        rows.append({"events": 0, **measure(store, held_out)})
+        rows.append(_checkpoint(store, held_out, 0))
         pending = [m for m in marks if m > 0]
         while pending:
             a = order[asked % len(order)]
@@ -108,7 +112,7 @@ def run_learning(
                 events += 1
                 if events == pending[0]:
                     progress(f"checkpoint {events} of {marks[-1]}")
-                    rows.append({"events": events, **measure(store, held_out)})
+                    rows.append(_checkpoint(store, held_out, events))
                     pending.pop(0)
                     if not pending:
                         break
@@ -131,6 +135,12 @@ def run_learning(
     }
 
 
+def _checkpoint(store: ChittaStore, held_out: Sequence[Asked], events: int) -> dict[str, Any]:
+    """The held-out half with the learned means, and with draws as an agent gets them."""
+    return {"events": events, **measure(store, held_out),
+            "drawn": measure(store, held_out, drawn=True)}  # fmt: skip
+
+
 def _thirds(values: list[float]) -> list[float]:
     """The mean of each third of ``values`` (does the training half's own nDCG move?)."""
     if len(values) < 3:
@@ -144,16 +154,19 @@ def markdown(record: dict[str, Any]) -> str:
     """The results as the docs show them: per set and feedback, each checkpoint's figures
     against the fixed preset's (checkpoint 0)."""
     lines = [
-        "| set | wrong feedback | events | recall@10 | Δ | nDCG@10 | Δ |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| set | wrong feedback | events | recall@10 | Δ | nDCG@10 | Δ | drawn: recall@10 "
+        "| nDCG@10 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in record["runs"]:
         base = run["checkpoints"][0]
         for row in run["checkpoints"]:
+            drawn = row["drawn"]
             lines.append(
                 f"| {run['data']} | {round(run['wrong'] * 100)} % | {row['events']} "
                 f"| {row['recall@10']:.4f} | {row['recall@10'] - base['recall@10']:+.4f} "
-                f"| {row['ndcg@10']:.4f} | {row['ndcg@10'] - base['ndcg@10']:+.4f} |"
+                f"| {row['ndcg@10']:.4f} | {row['ndcg@10'] - base['ndcg@10']:+.4f} "
+                f"| {drawn['recall@10']:.4f} | {drawn['ndcg@10']:.4f} |"
             )
     lines += ["", "| set | wrong feedback | parameter | preset | learned mean | sd |",
               "|---|---|---|---:|---:|---:|"]  # fmt: skip
