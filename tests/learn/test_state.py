@@ -36,7 +36,9 @@ def test_a_state_reads_back_as_it_was_written(state: RealmState) -> None:
     "text",
     ['{"version": 2, "events": 1, "off": false, "strategies": {}}', "[]",
      '{"version": 1, "events": 1, "off": false, "strategies": {"hybrid": {"evidence": '
-     '{"b": {"balance": [1]}}, "baseline": {}}}}'],
+     '{"b": {"balance": [1]}}, "baseline": {}}}}',
+     '{"version": 1, "events": 1, "off": false, "strategies": {"hybrid": {"evidence": '
+     '{"b": {"balance": [NaN, 1]}}, "baseline": {}}}}'],
 )  # fmt: skip
 def test_anything_else_is_refused(text: str) -> None:
     with pytest.raises((ValueError, KeyError, TypeError)):

@@ -46,7 +46,7 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -188,12 +188,19 @@ class RealmState:
         state = cls(events=int(data["events"]), off=bool(data["off"]))
         for name, s in data["strategies"].items():
             evidence = {
-                str(b): {str(p): Evidence(float(w), float(t)) for p, (w, t) in ps.items()}
+                str(b): {str(p): Evidence(_finite(w), _finite(t)) for p, (w, t) in ps.items()}
                 for b, ps in s["evidence"].items()
             }
-            baseline = {str(b): [float(n), float(m)] for b, (n, m) in s["baseline"].items()}
+            baseline = {str(b): [_finite(n), _finite(m)] for b, (n, m) in s["baseline"].items()}
             state.strategies[str(name)] = _Strategy(evidence, baseline)
         return state
+
+
+def _finite(value: object) -> float:
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise ValueError("a learner state holds a number that is not finite")
+    return number
 
 
 class Learner:
@@ -207,12 +214,10 @@ class Learner:
         *,
         enabled: bool = True,
         shared: str | None = None,
-        clock: Callable[[], int] | None = None,
     ) -> None:
         self.store = store
         self.enabled = enabled
         self.shared = shared
-        self.clock = clock
         self._states: dict[str, RealmState] = {}
         self._recalls: deque[_Recall] = deque(maxlen=KEPT_RECALLS)
         self._lock = threading.Lock()
