@@ -1,6 +1,8 @@
 """Draw the frozen sample the model-free distiller is measured on (issue 22, part 1).
 
     python benchmarks/distill_sample.py benchmarks/distill/sample.jsonl
+    python benchmarks/distill_sample.py benchmarks/distill/heldout.jsonl --seed 23 \
+        --cued 30 --any 20 --exclude benchmarks/distill/sample.jsonl
 
 Written before the extractor's rules, and not to be drawn again: the sentences are then
 labelled by hand (``label``: correction, preference, decision, failure_fix or none; the
@@ -12,6 +14,10 @@ LoCoMo's (two people talking; each side is a "user"). From each of the three, wi
 seed, 40 sentences among those holding a cue word (below: a sentence with none is seldom
 anything but ``none``, and a uniform draw would hold too few of the others to measure
 precision on) and 30 from all of them.
+
+The second sample (``heldout.jsonl``: seed 23, 30 and 20 from each, none of the first's) was
+drawn and labelled after the rules were written, before they were run on it: the first
+sample's author had read it while writing them, the second's sentences were new to both.
 """
 
 from __future__ import annotations
@@ -62,17 +68,23 @@ def units() -> dict[str, list[dict]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--cued", type=int, default=CUED)
+    parser.add_argument("--any", type=int, default=ANY)
+    parser.add_argument("--exclude", type=Path, action="append", default=[])
     args = parser.parse_args()
-    rng = random.Random(SEED)
+    rng = random.Random(args.seed)
     drawn: list[dict] = []
     seen: set[str] = set()
+    for path in args.exclude:  # an earlier sample's sentences are not drawn again
+        seen |= {json.loads(line)["text"] for line in path.read_text().splitlines()}
     for pool in units().values():
         pool = [u for u in pool if not (u["text"] in seen or seen.add(u["text"]))]
         cued = [u for u in pool if CUES.search(u["text"])]
-        picked = rng.sample(cued, CUED)
+        picked = rng.sample(cued, args.cued)
         rest = [u for u in pool if u not in picked]
         drawn += [{**u, "drawn": "cued"} for u in picked]
-        drawn += [{**u, "drawn": "any"} for u in rng.sample(rest, ANY)]
+        drawn += [{**u, "drawn": "any"} for u in rng.sample(rest, args.any)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as fh:
         for n, u in enumerate(drawn):
