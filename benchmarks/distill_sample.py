@@ -3,6 +3,9 @@
     python benchmarks/distill_sample.py benchmarks/distill/sample.jsonl
     python benchmarks/distill_sample.py benchmarks/distill/heldout.jsonl --seed 23 \
         --cued 30 --any 20 --exclude benchmarks/distill/sample.jsonl
+    python benchmarks/distill_sample.py benchmarks/distill/fresh.jsonl --seed 24 \
+        --cued 30 --any 20 --exclude benchmarks/distill/sample.jsonl \
+        --exclude benchmarks/distill/heldout.jsonl
 
 Written before the extractor's rules, and not to be drawn again: the sentences are then
 labelled by hand (``label``: correction, preference, decision, failure_fix or none; the
@@ -18,6 +21,8 @@ precision on) and 30 from all of them.
 The second sample (``heldout.jsonl``: seed 23, 30 and 20 from each, none of the first's) was
 drawn and labelled after the rules were written, before they were run on it: the first
 sample's author had read it while writing them, the second's sentences were new to both.
+Its errors then changed the rules (docs/distill.md says how), so a third (``fresh.jsonl``,
+seed 24) was drawn and labelled before the changed rules were run on it.
 """
 
 from __future__ import annotations
