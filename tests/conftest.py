@@ -114,7 +114,16 @@ def store_path(tmp_path: Path) -> Path:
 # CHITTA_TEST_BACKENDS=sqlite runs one backend only.
 
 BACKENDS = ("sqlite", "postgresql")
-BOTH_BACKENDS = ("store", "recall", "relations", "transfer", "daemon", "subconscious", "learn")
+BOTH_BACKENDS = (
+    "store",
+    "recall",
+    "relations",
+    "transfer",
+    "daemon",
+    "subconscious",
+    "learn",
+    "distill",
+)
 #: The backends' own suites: each tests its backend alone.
 ONE_BACKEND = ("store/sqlite", "store/postgres")
 PG_TEMPLATE = "chitta_template"

@@ -21,6 +21,8 @@ from chitta import __version__, hygiene, spool
 from chitta.code.links import link_memory
 from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
+from chitta.distill.rules import fragments
+from chitta.distill.turns import fragment_memory, is_turn
 from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
@@ -105,6 +107,9 @@ class Remembered:
     #: False when it was stored without its vector, which follows shortly (the daemon was
     #: busy: subconscious/embedding.py); found by its words meanwhile.
     embedded: bool = True
+    #: An agent session's turn: the memories the model-free distiller stored from it, or
+    #: reinforced (distill/rules.py).
+    distilled: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +158,7 @@ class Chitta:
         realm: str = DEFAULT_REALM,
         home: Path | None = None,
         spool_file: Path | None = None,
+        distill: bool = True,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -168,6 +174,8 @@ class Chitta:
         #: The daemon's embedding queue (subconscious/embedding.py); None: every remember
         #: embeds in line (in this process, no daemon).
         self.embed_queue: EmbedQueue | None = None
+        #: Whether an agent session's turns are distilled as they are stored (distill/).
+        self.distill = distill
         #: The resonance learner (learn/learner.py): recall's weights tuned by feedback.
         self.learner = Learner(store, enabled=self.switches.learn)
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
@@ -230,7 +238,7 @@ class Chitta:
         return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
                    gate=settings.gate, realm=settings.realm.name, home=settings.home,
                    clock=clock_for(settings.clock_offset_ms),
-                   spool_file=settings.spool_path)  # fmt: skip
+                   spool_file=settings.spool_path, distill=settings.distill)  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -311,38 +319,74 @@ class Chitta:
             supersedes=supersedes,
             truncated=truncated,
         )
+        done = self._insert_gated(memory, vector)
+        if not done.deduplicated and self.distill and is_turn(memory):
+            done = replace(done, distilled=self._distill_turn(memory))
+        return done
+
+    def _insert_gated(
+        self, memory: Memory, vector: np.ndarray | None, *, besides: Kind | None = None
+    ) -> Remembered:
+        """Store ``memory`` through the quality gate's duplicate rules (a repeat reinforces
+        the memory it repeats instead); memories of kind ``besides`` are not compared."""
         # The near-duplicate check and the write it decides are one step for every writer of
         # the store: the same text remembered at once through two daemons on one database
         # gives one memory and a reinforcement, never two memories.
         # A deferred memory meets the duplicate rules when its vector arrives (embed_waiting).
         with self.store.write_lock():
-            if supersedes is None:
-                repeat = self.repeat_of(memory, vector) if vector is not None else None
+            if memory.supersedes is None:
+                repeat = None
+                if vector is not None:
+                    repeat = self.repeat_of(memory, vector, besides=besides)
                 # The same text may wait in the queue without a vector for the rule above.
                 if repeat is None and (vector is None or self._others_waiting()):
                     repeat = self._same_text(memory)
                 if repeat is not None:
-                    return self._reinforce_duplicate(repeat.id, repeat.similarity, the_tags,
-                                                     source, burst=repeat.burst)  # fmt: skip
+                    return self._reinforce_duplicate(repeat.id, repeat.similarity, memory.tags,
+                                                     memory.source, burst=repeat.burst)  # fmt: skip
             self.store.insert([(memory, vector)])
         if vector is None and self.embed_queue is not None:
             self.embed_queue.deferred += 1
             self.embed_queue.add(memory.id, memory.realm)
         # The symbols it names (docs/code.md): nothing to do in a realm with no code indexed.
-        link_memory(self.store, memory.realm, memory.id, text, now)
-        return Remembered(id=memory.id, truncated=truncated, supersedes=supersedes,
+        link_memory(self.store, memory.realm, memory.id, memory.content, memory.created_at)
+        return Remembered(id=memory.id, truncated=memory.truncated, supersedes=memory.supersedes,
                           embedded=vector is not None)  # fmt: skip
 
-    def repeat_of(self, memory: Memory, vector: np.ndarray) -> Repeat | None:
+    def _distill_turn(self, turn: Memory) -> tuple[str, ...]:
+        """Store what the model-free distiller finds in an agent session's ``turn``
+        (distill/rules.py): each fragment verbatim, tagged ``operational``, its source the
+        turn; compared with the memories that are not episodes (its own turn says the same),
+        so a fragment that repeats a stored one reinforces it. The ids, new or reinforced."""
+        found = fragments(turn.content, turn.source.role or "")
+        if not found:
+            return ()
+        embedded = self.embedder.embed([f.text for f in found])
+        ids = []
+        for fragment, vector, truncated in zip(found, embedded.vectors, embedded.truncated,
+                                               strict=True):  # fmt: skip
+            now = self.clock()
+            memory = fragment_memory(turn, fragment, new_id(now), now, truncated)
+            ids.append(self._insert_gated(memory, vector, besides=Kind.EPISODE).id)
+        return tuple(dict.fromkeys(ids))
+
+    def repeat_of(
+        self, memory: Memory, vector: np.ndarray, *, besides: Kind | None = None
+    ) -> Repeat | None:
         """The stored memory that ``memory`` (with ``vector``) repeats, if any: a
         near-duplicate in its scope that it adds nothing to (rule 2, cosine
         :data:`~chitta.config.DEDUP_COSINE`), else one its session stored moments ago
-        (rule 3, chitta/diversity.py). Call under the store's write lock."""
+        (rule 3, chitta/diversity.py). Memories of kind ``besides`` are left out of both.
+        Call under the store's write lock."""
         scope = Scope(memory.realm, memory.agent_id, memory.channel)
-        near = [d for d in self.store.vector_search(vector, scope, 2) if d[0] != memory.id]
+        near = self.store.vector_search(vector, scope, 2 if besides is None else 8)
+        near = [d for d in near if d[0] != memory.id]
+        if besides is not None and near:
+            kinds = {i: m.kind for i, m in self.store.get_many([i for i, _ in near]).items()}
+            near = [d for d in near if kinds.get(d[0]) not in (None, besides)]
         if near and near[0][1] >= DEDUP_COSINE and self._repeats(memory.content, near[0][0]):
             return Repeat(near[0][0], near[0][1], burst=False)
-        burst = self._burst_of(memory, vector)
+        burst = self._burst_of(memory, vector, besides)
         return None if burst is None else Repeat(burst[0], burst[1], burst=True)
 
     def _others_waiting(self) -> bool:
@@ -409,8 +453,11 @@ class Chitta:
         beside "port 5432": cosine 0.97) is a new fact, stored, not folded."""
         return adds_nothing(text, self.store.get(memory_id).content)
 
-    def _burst_of(self, memory: Memory, vector: np.ndarray) -> tuple[str, float] | None:
-        """The memory of this session that ``memory`` repeats (chitta/diversity.py), if any."""
+    def _burst_of(
+        self, memory: Memory, vector: np.ndarray, besides: Kind | None = None
+    ) -> tuple[str, float] | None:
+        """The memory of this session that ``memory`` repeats (chitta/diversity.py), if any;
+        memories of kind ``besides`` are not compared."""
         session = memory.source.session
         if not session:
             return None
@@ -418,7 +465,8 @@ class Chitta:
         if not ids:
             return None
         found, vectors = self.store.get_many(ids), self.store.vectors_for(ids)
-        recent = [(found[i], vectors[i]) for i in ids if i in found and i in vectors]
+        recent = [(found[i], vectors[i]) for i in ids
+                  if i in found and i in vectors and found[i].kind != besides]  # fmt: skip
         return burst_of(memory, vector, recent)
 
     def _reinforce_duplicate(

@@ -150,6 +150,9 @@ class Settings:
     mcp_code: str = "auto"
     #: CHITTA_UPKEEP and CHITTA_UPKEEP_*: the daemon's background upkeep (subconscious/).
     upkeep: UpkeepSettings = field(default_factory=UpkeepSettings)
+    #: CHITTA_DISTILL: whether an agent session's turns are distilled as they are stored
+    #: (the model-free rules, distill/).
+    distill: bool = True
 
     @property
     def store_is_database(self) -> bool:
@@ -330,6 +333,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
         mcp_code=_choice(env, "MCP_CODE", MCP_CODE_CHOICES),
         upkeep=upkeep_settings(env),
+        distill=_flag(env, "DISTILL", default=True),
     )
 
 

@@ -172,7 +172,8 @@ def remembered_to_dict(done: Remembered) -> dict[str, Any]:
     """What ``remember`` did, as its reply says it."""
     return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
             "burst": done.burst, "truncated": done.truncated,
-            "supersedes": done.supersedes, "embedded": done.embedded}  # fmt: skip
+            "supersedes": done.supersedes, "embedded": done.embedded,
+            "distilled": list(done.distilled)}  # fmt: skip
 
 
 # --- back from the wire: the dict -> object inverses (the Python API through the daemon) ------
@@ -284,4 +285,5 @@ def remembered_from_dict(data: Mapping[str, Any]) -> Remembered:
     return Remembered(id=data["id"], deduplicated=data["deduplicated"],
                       similarity=data["similarity"], burst=bool(data.get("burst", False)),
                       truncated=data["truncated"], supersedes=data["supersedes"],
-                      embedded=bool(data.get("embedded", True)))  # fmt: skip
+                      embedded=bool(data.get("embedded", True)),
+                      distilled=tuple(data.get("distilled", ())))  # fmt: skip
