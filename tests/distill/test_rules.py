@@ -15,7 +15,8 @@ Can you run the tests again?"""
 ASSISTANT_TURN = """The build failed with ModuleNotFoundError; I fixed it by pinning numpy to 1.26.
 **Avoid overposting:** Don't flood your audience with too many posts.
 Always warm up with light cardio before your runs.
-I'll switch the CI job to Python 3.11 since 3.12 breaks the onnxruntime wheel."""
+We switched to Python 3.11 for the CI job since 3.12 breaks the onnxruntime wheel.
+Since you mentioned Hadestown, I'll suggest a few shows with similar themes."""
 
 
 @pytest.mark.parametrize(
@@ -27,6 +28,8 @@ I'll switch the CI job to Python 3.11 since 3.12 breaks the onnxruntime wheel.""
         ("Please don't rewrite the migrations that already shipped.", "correction"),
         ("Use ruff instead of flake8 for the lint step.", "correction"),
         ("That's wrong, the deploy script lives in ops/.", "correction"),
+        ("Stop adding a comment to every line.", "correction"),
+        ("Never commit the generated lockfile by hand.", "correction"),
         ("I prefer tabs over spaces in every Python file.", "preference"),
         ("I'd rather have short commit messages in the imperative.", "preference"),
         ("My favorite editor is Helix these days.", "preference"),
@@ -57,6 +60,15 @@ def test_what_the_user_says_is_picked(sentence: str, label: str) -> None:
         "I never realized how much work the parser was.",
         "I always feel calmer after a walk.",  # a feeling, not a habit
         "I'm thinking of switching to Postgres next year.",  # not decided
+        "No, I haven't read them yet but I'll check them out.",  # an answer about oneself
+        "Actually, I just took my family camping in the mountains.",
+        "No, thanks, I'm good for now.",
+        "Never tried it, but it's supposed to be awesome.",  # the subject left out
+        "Don't let the bumps in the road bring you down.",
+        "Stop for lunch at Cal Pep, a popular tapas bar.",
+        "Nope, not a new game.",
+        "No problem, always here to have your back.",
+        "Always here to help.",
         "The weather was lovely on the hike yesterday.",
         "My password is hunter2hunter2, please keep it safe.",  # a credential
         "I prefer the key sk-proj-abcdefghijklmnopqrstuvwx for staging.",

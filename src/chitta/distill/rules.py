@@ -11,11 +11,14 @@ only from the user's side. Never a fragment: a question, a conditional (``If you
 …``), a list item's heading (``**Avoid overposting:** …``), a sentence that holds what looks
 like a credential (distill/secrets.py).
 
-- **correction** (user): the sentence opens by correcting — ``No,`` / ``Nope`` / ``Wrong`` /
-  ``Actually,`` / ``That's not right`` / ``I meant`` / ``I said`` — or tells the assistant
-  what not to do or to do instead: ``don't`` / ``do not`` / ``never`` / ``stop`` / ``please
-  avoid`` + a verb at its start (not an encouragement: ``don't worry``, ``don't forget``,
-  ``never give up``), ``make sure not to``, ``use X instead of Y``, ``X, not Y``.
+- **correction** (user): the sentence opens by correcting — ``No,`` / ``Nope`` /
+  ``Actually,`` (not followed by an answer about oneself: ``No, I haven't``, ``Actually, I
+  just got back``, ``No, thanks``) / ``Wrong`` / ``That's not right`` / ``I meant`` / ``I
+  said`` — or tells the assistant what not to do: ``don't`` / ``do not`` / ``please avoid``
+  / ``never`` + a verb at its start (not an encouragement: ``don't worry``, ``don't
+  forget``, ``don't let``, ``never give up``; not ``never been``, ``never tried``: an answer
+  with its subject left out), ``stop`` + a gerund, ``make sure not to``, ``use X instead of
+  Y``.
 - **preference** (user): the speaker's own lasting taste or habit: ``I prefer``, ``I'd
   rather``, ``Always …`` (an instruction for every time), ``I (really) love / like / enjoy
   / hate / dislike / can't stand`` + what (not a reaction to something at hand: ``I love
@@ -27,9 +30,10 @@ like a credential (distill/secrets.py).
   preferred)``.
 - **decision** (either side): a first-person choice: ``I / we decided``, ``chose``, ``went
   with``, ``ended up (going with / choosing)``, ``opted for``, ``settled on``, ``switched
-  to``, ``picked``; or a first-person future (``I'll``, ``I will``, ``we'll``, ``I'm going
-  to``) that gives its reason or its alternative (``because``, ``since``, ``so that``, ``to
-  avoid``, ``instead of``, ``rather than``).
+  to``, ``picked``; or, on the user's side, a first-person future (``I'll``, ``I will``,
+  ``we'll``, ``I'm going to``) that gives its reason or its alternative (``because``,
+  ``since``, ``so that``, ``to avoid``, ``instead of``, ``rather than``): an assistant's
+  ``Since you asked, I'll suggest …`` is about the reply it is writing.
 - **failure_fix** (either side): a failure (``error``, ``exception``, ``failed``, ``crash``,
   ``broke``, ``bug``, ``doesn't work``, ``traceback``, ``timed out``) and, in the same
   sentence, its cause or fix (``fixed``, ``solved``, ``resolved``, ``the fix``,
@@ -64,15 +68,27 @@ _QUESTION = re.compile(
 _CONDITIONAL = re.compile(r"^(?:if|when|whether|unless)\b", re.IGNORECASE)
 _HEADING = re.compile(r"\*\*\s*:|:\s*\*\*|^[^.!?]{1,60}\*\*")
 
+#: After "No," or "Actually,": an answer about oneself ("No, I haven't read it", "Actually,
+#: I just got back") or a polite refusal, not a correction.
+_ABOUT_SELF = _words(
+    *("i", "i'm", "i've", "i'd", "i'll", "thanks", "thank", "not", "never", "we're", "we've"),
+    *("my", "me", "problem", "worries", "details", "way", "idea", "doubt", "kidding", "rush"),
+)
 _CORRECT_OPEN = re.compile(
-    r"^(?:no\b[,.!—–-]|nope\b|wrong\b|actually,|that(?:'s| is) (?:not right|wrong|incorrect)"
-    r"|not quite\b|i meant\b|i said\b)",
+    rf"^(?:(?:no|nope|actually)\b[,.!—–-]?\s*(?!{_ABOUT_SELF}\b)\w"
+    r"|wrong\b|that(?:'s| is) (?:not right|wrong|incorrect)|not quite\b|i meant\b|i said\b)",
     re.IGNORECASE,
 )
-_ENCOURAGE = _words("worry", "forget", "hesitate", "give up", "be afraid", "panic", "stress")
+_ENCOURAGE = _words("worry", "forget", "hesitate", "give up", "be afraid", "panic", "stress", "let")
+#: "Never been there", "Never tried it": an answer with its subject left out.
+_PARTICIPLE = (
+    r"(?:\w+ed|been|done|seen|saw|heard|had|gone|went|known|knew|met|made|read|got|"
+    r"thought|felt|came|took|taken)"
+)
 _CORRECT_TELL = re.compile(
-    r"^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?(?:don't|do not|never|stop|please avoid|avoid)"
-    rf"\s+(?!{_ENCOURAGE}\b)[a-z]+",
+    r"^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?"
+    rf"(?:(?:don't|do not|please avoid|avoid)\s+(?!{_ENCOURAGE}\b)"
+    rf"|never\s+(?!{_ENCOURAGE}\b)(?!{_PARTICIPLE}\b)|stop\s+(?=\w+ing\b))[a-z]+",
     re.IGNORECASE,
 )
 _CORRECT_ANYWHERE = re.compile(
@@ -108,7 +124,9 @@ _PREFER = re.compile(
     r"(?:really\s+|much\s+|generally\s+|usually\s+|just\s+|absolutely\s+)?"
     rf"(?:prefer|'d rather|would rather|(?:love|like|enjoy|hate|dislike|can't stand|detest)"
     rf"(?!\s+{_REACTION}\b)(?!\s+to\s+(?:know|hear|see|learn|ask|get)\b)(?!\s*[.!?,;]|\s*$))\b"
-    r"|\bI(?:'d| would) (?:much )?rather\b|^(?:please\s+)?always\s+[a-z]+"
+    r"|\bI(?:'d| would) (?:much )?rather\b"
+    r"|^(?:please\s+)?always\s+(?!(?:here|there|by|on|in|at|with|a|an|the|so|been|ready|"
+    r"happy|glad|good|great|fun|nice)\b)[a-z]+"
     r"|\bI'?m a (?:big |huge |great )?fan of\b"
     r"|\bmy (?:absolute |all-time )?favou?rite (?:[\w'-]+ ){1,4}(?:is|are|has to be)\b"
     r"|\bI (?:always|never|usually|rarely) (?!(?:knew|realized|realised|thought|imagined|"
@@ -169,7 +187,8 @@ def classify(sentence: str, role: str) -> str | None:
         return "correction"
     if user and _PREFER.search(s):
         return "preference"
-    if _DECIDE.search(s) or (_FUTURE.search(s) and _REASON.search(s)):
+    # An assistant's "Since you asked, I'll suggest …" is about the reply it is writing.
+    if _DECIDE.search(s) or (user and _FUTURE.search(s) and _REASON.search(s)):
         return "decision"
     if _FAILURE.search(s) and _FIX.search(s):
         return "failure_fix"
