@@ -23,7 +23,7 @@ Since you mentioned Hadestown, I'll suggest a few shows with similar themes."""
     ("sentence", "label"),
     [
         ("No, use pnpm, not npm - the lockfile is pnpm-lock.yaml.", "correction"),
-        ("Actually, the staging database listens on 5433.", "correction"),
+        ("Actually, it's 5433 for the staging database.", "correction"),
         ("Don't use print for logging in this repository.", "correction"),
         ("Please don't rewrite the migrations that already shipped.", "correction"),
         ("Use ruff instead of flake8 for the lint step.", "correction"),
@@ -69,6 +69,9 @@ def test_what_the_user_says_is_picked(sentence: str, label: str) -> None:
         "Nope, not a new game.",
         "No problem, always here to have your back.",
         "Always here to help.",
+        "No, no pets right now.",
+        "No wonder you're a fan!",
+        "Never appears with the cursed items.",
         "The weather was lovely on the hike yesterday.",
         "My password is hunter2hunter2, please keep it safe.",  # a credential
         "I prefer the key sk-proj-abcdefghijklmnopqrstuvwx for staging.",
@@ -100,3 +103,17 @@ def test_sentences_strip_list_markers_and_skip_short_or_long_ones() -> None:
     assert sentences(text) == ["I prefer tabs over spaces.",
                                "We decided to ship on Friday because QA is done."]  # fmt: skip
     assert sentences("x" * 301) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "I like the ideas you listed, especially the garland.",  # a reaction to a proposal
+        "I like the draft, but it is a bit long.",
+        "I'll also consider a spreadsheet, since it is more flexible.",  # still weighing
+        "I picked up a cheap kettle at the market.",  # bought, not chose
+        "I went with my friend who teaches chemistry.",  # company, not a choice
+    ],
+)  # fmt: skip
+def test_reactions_and_plans_not_yet_made_are_not_fragments(sentence: str) -> None:
+    assert classify(sentence, "user") is None

@@ -12,13 +12,14 @@ only from the user's side. Never a fragment: a question, a conditional (``If you
 like a credential (distill/secrets.py).
 
 - **correction** (user): the sentence opens by correcting — ``No,`` / ``Nope`` /
-  ``Actually,`` (not followed by an answer about oneself: ``No, I haven't``, ``Actually, I
-  just got back``, ``No, thanks``) / ``Wrong`` / ``That's not right`` / ``I meant`` / ``I
-  said`` — or tells the assistant what not to do: ``don't`` / ``do not`` / ``please avoid``
-  / ``never`` + a verb at its start (not an encouragement: ``don't worry``, ``don't
-  forget``, ``don't let``, ``never give up``; not ``never been``, ``never tried``: an answer
-  with its subject left out), ``stop`` + a gerund, ``make sure not to``, ``use X instead of
-  Y``.
+  ``Actually,`` followed by what is right (``it's``, ``that was``, ``use``, ``you should``,
+  ``I meant``: after anything else they are most often an answer, ``No, I haven't``, ``No,
+  no pets right now``) / ``Wrong`` / ``That's not right`` / ``I meant`` / ``I said`` — or
+  tells the assistant what not to do: ``don't`` / ``do not`` / ``please avoid`` / ``never``
+  + a verb at its start (not an encouragement: ``don't worry``, ``don't forget``, ``don't
+  let``, ``never give up``; not ``never been``, ``never tried``, ``never appears``: an
+  answer or a description with its subject left out), ``stop`` + a gerund, ``make sure not
+  to``, ``use X instead of Y``.
 - **preference** (user): the speaker's own lasting taste or habit: ``I prefer``, ``I'd
   rather``, ``Always …`` (an instruction for every time), ``I (really) love / like / enjoy
   / hate / dislike / can't stand`` + what (not a reaction to something at hand: ``I love
@@ -26,14 +27,17 @@ like a credential (distill/secrets.py).
   ``something I love.``; not ``what I love``), ``I'm a (big) fan of``, ``my favo(u)rite
   <1-4 words> is / are``, ``I (always / never / usually) <verb>`` (not ``never knew /
   realized / thought``, not a feeling or a state: ``always feel``, ``always get``), ``I
-  don't (like / want / eat / drink / use)``, ``I've always (liked / loved / wanted /
-  preferred)``.
+  don't (like / eat / drink / use)``, ``I've always (liked / loved / preferred)``; not
+  when the sentence is about what the assistant proposed (``I like the ideas you listed``,
+  ``I like the draft``: a reaction).
 - **decision** (either side): a first-person choice: ``I / we decided``, ``chose``, ``went
   with``, ``ended up (going with / choosing)``, ``opted for``, ``settled on``, ``switched
   to``, ``picked``; or, on the user's side, a first-person future (``I'll``, ``I will``,
   ``we'll``, ``I'm going to``) that gives its reason or its alternative (``because``,
-  ``since``, ``so that``, ``to avoid``, ``instead of``, ``rather than``): an assistant's
-  ``Since you asked, I'll suggest …`` is about the reply it is writing.
+  ``since``, ``so that``, ``to avoid``, ``instead of``, ``rather than``) and is not still
+  weighing (``I'll consider``, ``look into``); an assistant's ``Since you asked, I'll
+  suggest …`` is about the reply it is writing. Not ``picked up`` (bought), not ``went with
+  my friend`` (company).
 - **failure_fix** (either side): a failure (``error``, ``exception``, ``failed``, ``crash``,
   ``broke``, ``bug``, ``doesn't work``, ``traceback``, ``timed out``) and, in the same
   sentence, its cause or fix (``fixed``, ``solved``, ``resolved``, ``the fix``,
@@ -68,14 +72,21 @@ _QUESTION = re.compile(
 _CONDITIONAL = re.compile(r"^(?:if|when|whether|unless)\b", re.IGNORECASE)
 _HEADING = re.compile(r"\*\*\s*:|:\s*\*\*|^[^.!?]{1,60}\*\*")
 
-#: After "No," or "Actually,": an answer about oneself ("No, I haven't read it", "Actually,
-#: I just got back") or a polite refusal, not a correction.
-_ABOUT_SELF = _words(
-    *("i", "i'm", "i've", "i'd", "i'll", "thanks", "thank", "not", "never", "we're", "we've"),
-    *("my", "me", "problem", "worries", "details", "way", "idea", "doubt", "kidding", "rush"),
+#: What follows "No," / "Nope" / "Actually," in a correction: it says what is right ("No,
+#: it's 5433", "No, use pnpm", "Actually, that was Tuesday"). Anything else after them is
+#: most often an answer ("No, I haven't read it", "No, no pets right now", "No wonder").
+_CORRECTS = _words(
+    r"it(?:'s| is| was| should| needs)",
+    r"that(?:'s| is| was)",
+    "use",
+    "you should",
+    "you need",
+    r"we (?:use|need|should)",
+    "the correct",
+    r"i (?:said|meant)",
 )
 _CORRECT_OPEN = re.compile(
-    rf"^(?:(?:no|nope|actually)\b[,.!—–-]?\s*(?!{_ABOUT_SELF}\b)\w"
+    rf"^(?:(?:no|nope|actually)\b[,.!—–-]?\s*{_CORRECTS}\b"
     r"|wrong\b|that(?:'s| is) (?:not right|wrong|incorrect)|not quite\b|i meant\b|i said\b)",
     re.IGNORECASE,
 )
@@ -83,12 +94,12 @@ _ENCOURAGE = _words("worry", "forget", "hesitate", "give up", "be afraid", "pani
 #: "Never been there", "Never tried it": an answer with its subject left out.
 _PARTICIPLE = (
     r"(?:\w+ed|been|done|seen|saw|heard|had|gone|went|known|knew|met|made|read|got|"
-    r"thought|felt|came|took|taken)"
+    r"thought|felt|came|took|taken|found)"
 )
 _CORRECT_TELL = re.compile(
     r"^(?:please\s+|and\s+|but\s+|also\s+|so\s+)?"
     rf"(?:(?:don't|do not|please avoid|avoid)\s+(?!{_ENCOURAGE}\b)"
-    rf"|never\s+(?!{_ENCOURAGE}\b)(?!{_PARTICIPLE}\b)|stop\s+(?=\w+ing\b))[a-z]+",
+    rf"|never\s+(?!{_ENCOURAGE}\b)(?!{_PARTICIPLE}\b)(?!\w*[^s]s\b)|stop\s+(?=\w+ing\b))[a-z]+",
     re.IGNORECASE,
 )
 _CORRECT_ANYWHERE = re.compile(
@@ -132,15 +143,25 @@ _PREFER = re.compile(
     r"|\bI (?:always|never|usually|rarely) (?!(?:knew|realized|realised|thought|imagined|"
     r"expected|understood|noticed|get|got|give up|feel|felt|seem|am|was|have|had|make)\b)"
     r"[a-z]+"
-    r"|\bI (?:don't|do not) (?:like|want|eat|drink|use|enjoy)\b"
-    r"|\bI've always (?:liked|loved|wanted|preferred|enjoyed)\b",
+    r"|\bI (?:don't|do not) (?:like|eat|drink|use|enjoy)\b"
+    r"|\bI've always (?:liked|loved|preferred|enjoyed)\b",
     re.IGNORECASE,
 )
+
+#: A liking said of what the assistant just proposed: a reaction, not a lasting taste.
+_PROPOSED = re.compile(
+    r"\b(?:ideas?|suggestions?|options?|recommendations?|draft|you (?:provided|suggested|"
+    r"mentioned|recommended|listed|shared)|you've (?:suggested|provided|mentioned|listed))\b",
+    re.IGNORECASE,
+)
+#: A future that is still only weighed ("I'll consider", "I'll think about it").
+_WEIGHED = re.compile(r"\b(?:consider|think about|look at|look into)\b", re.IGNORECASE)
 
 _WE = r"\b(?:I|we)\b"
 _DECIDE = re.compile(
     rf"{_WE}\s+(?:have\s+|'ve\s+|finally\s+|eventually\s+|just\s+)?"
-    r"(?:decided|chose|went with|opted for|settled on|switched to|picked)\b"
+    r"(?:decided|chose|opted for|settled on|switched to|picked(?! up\b)"
+    r"|went with(?! (?:my|our|his|her|their|a friend|friends|family|them|him|her)\b))\b"
     r"|\bended up (?:going with|choosing|picking|with)\b"
     r"|\btook (?:us|me) a while to decide\b",
     re.IGNORECASE,
@@ -185,10 +206,11 @@ def classify(sentence: str, role: str) -> str | None:
     user = role == "user"
     if user and (_CORRECT_OPEN.match(s) or _CORRECT_TELL.match(s) or _CORRECT_ANYWHERE.search(s)):
         return "correction"
-    if user and _PREFER.search(s):
+    if user and _PREFER.search(s) and not _PROPOSED.search(s):
         return "preference"
     # An assistant's "Since you asked, I'll suggest …" is about the reply it is writing.
-    if _DECIDE.search(s) or (user and _FUTURE.search(s) and _REASON.search(s)):
+    planned = user and _FUTURE.search(s) and _REASON.search(s) and not _WEIGHED.search(s)
+    if _DECIDE.search(s) or planned:
         return "decision"
     if _FAILURE.search(s) and _FIX.search(s):
         return "failure_fix"
