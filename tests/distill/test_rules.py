@@ -72,6 +72,9 @@ def test_what_the_user_says_is_picked(sentence: str, label: str) -> None:
         "No, no pets right now.",
         "No wonder you're a fan!",
         "Never appears with the cursed items.",
+        "Don't quit, failures lead you closer to success.",
+        "Don't know what I'd do without them.",
+        "No, that's all for now.",
         "The weather was lovely on the hike yesterday.",
         "My password is hunter2hunter2, please keep it safe.",  # a credential
         "I prefer the key sk-proj-abcdefghijklmnopqrstuvwx for staging.",

@@ -86,11 +86,16 @@ _CORRECTS = _words(
     r"i (?:said|meant)",
 )
 _CORRECT_OPEN = re.compile(
-    rf"^(?:(?:no|nope|actually)\b[,.!—–-]?\s*{_CORRECTS}\b"
+    rf"^(?:(?:no|nope|actually)\b[,.!—–-]?\s*(?!that's (?:all|it|fine|ok)\b){_CORRECTS}\b"
     r"|wrong\b|that(?:'s| is) (?:not right|wrong|incorrect)|not quite\b|i meant\b|i said\b)",
     re.IGNORECASE,
 )
-_ENCOURAGE = _words("worry", "forget", "hesitate", "give up", "be afraid", "panic", "stress", "let")
+#: After "don't" or "never": encouragement ("don't worry", "don't quit"), or a sentence
+#: with its subject left out ("Don't know what I'd do without them").
+_ENCOURAGE = _words(
+    *("worry", "forget", "hesitate", "give up", "be afraid", "panic", "stress", "let"),
+    *("quit", "stop", "lose", "know", "think", "care", "mind", "miss"),
+)
 #: "Never been there", "Never tried it": an answer with its subject left out.
 _PARTICIPLE = (
     r"(?:\w+ed|been|done|seen|saw|heard|had|gone|went|known|knew|met|made|read|got|"
