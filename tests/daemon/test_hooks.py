@@ -218,6 +218,21 @@ def test_stop_records_the_prompt_and_the_reply_with_their_roles(
     assert {h["source"]["session"] for h in by_role.values()} == {"s9"}
 
 
+def test_stop_distills_the_users_correction_into_a_memory_of_its_own(
+    daemon: Path, hook, tmp_path: Path
+) -> None:
+    transcript = _transcript(tmp_path / "t.jsonl", "No, use pnpm, not npm for this repo. "
+                             "Then run the tests.", "Switching to pnpm now.")  # fmt: skip
+    done = hook("stop", {"session_id": "s9", "transcript_path": str(transcript)})
+    assert "(1 distilled)" in one_line_on_stderr(done, "stop")
+    with DaemonClient(daemon) as client:
+        hits = client.call("recall", query="pnpm or npm", realm="demo")["hits"]
+    fragment = next(h for h in hits if h["kind"] == "correction")
+    assert fragment["content"] == "No, use pnpm, not npm for this repo."
+    assert fragment["tags"] == ["operational"] and fragment["source"]["session"] == "s9"
+    assert fragment["source"]["ref"].startswith("turn:")
+
+
 def test_stop_dates_the_episode_by_the_prompt_line_timestamp(
     daemon: Path, hook, home: Path, tmp_path: Path
 ) -> None:

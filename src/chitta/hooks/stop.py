@@ -93,7 +93,8 @@ def _deliver(run: HookRun, params: dict[str, Any]) -> tuple[str, str]:
         except (DaemonUnavailable, OSError, ValueError):
             # Sent but not answered in time: it may land; spooling keeps it if it does not.
             return "spool", "the daemon did not answer in time"
-    return "recorded", str(result.get("id"))
+    distilled = len(result.get("distilled") or ())  # fragments of it (docs/distill.md)
+    return "recorded", str(result.get("id")) + (f" ({distilled} distilled)" if distilled else "")
 
 
 def _used(run: HookRun, turn: Turn) -> str:
