@@ -34,6 +34,7 @@ from chitta.bench.scale.measure import clean_env
 from chitta.config import Settings
 from chitta.daemon.client import DaemonClient
 from chitta.daemon.launch import spawn_daemon, wait_for_daemon
+from chitta.distill.turns import REF_PREFIX as TURN_REF
 
 CLOCK_NOTE = (
     "Each question runs on a daemon, and its hooks, with CHITTA_CLOCK_OFFSET_MS set so that "
@@ -67,6 +68,7 @@ class Replay:
 
     def __init__(self, home: Path, workdir: Path, tally: Tally) -> None:
         self.home, self.workdir, self.tally = home, workdir, tally
+        self.socket = Settings(home=home).socket_path
         self.env = clean_env() | {"CHITTA_HOME": str(home)}
 
     def hook(self, name: str, event: dict[str, Any], realm: str) -> tuple[str, str]:
@@ -114,6 +116,20 @@ class Replay:
         self.tally.session_tokens.append(tokens)
         return last
 
+    def _as_turns(self, refs: list[str], ledger: Ledger) -> tuple[list[str], int]:
+        """``refs`` with each distilled fragment (a memory whose source is ``turn:<id>``,
+        docs/distill.md) read as the turn it came from, and how many were fragments."""
+        unknown = [r for r in refs if r not in ledger.episodes and not r.startswith("turn:")]
+        turn_of = {}
+        if unknown:
+            with DaemonClient(self.socket) as client:
+                for ref in unknown:
+                    memory = client.call("get_memory", id=ref)["memory"]
+                    source = (memory.get("source") or {}).get("ref") or ""
+                    if source.startswith(TURN_REF):
+                        turn_of[ref] = source[len(TURN_REF) :]
+        return [turn_of.get(r, r) for r in refs], len(turn_of)
+
     @staticmethod
     def _count(ledger: Ledger, sid: str, refs: list[str], counts: dict[str, int]) -> None:
         repeats, echo = ledger.show(sid, refs)
@@ -131,13 +147,15 @@ class Replay:
         when = q.date_ms or (q.sessions[-1].start_ms if q.sessions else 0)
         refs = self.session(q, f"{q.id}-question", (ask,), when, ledger, counts)
         stored = sorted({t for ep in ledger.episodes.values() for t in ep.turns} & set(q.gold))
+        refs, fragments = self._as_turns(refs, ledger)
         hits = ledger.gold_hits(refs, q.gold)
         return {"id": q.id, "type": q.type, "sessions": len(q.sessions),
                 "haystack_sessions": q.haystack_sessions,
                 "pairs": sum(len(s.pairs) for s in q.sessions), "gold": list(q.gold),
                 "gold_stored": stored, "gold_injected": hits, "hit": bool(hits),
                 "question_tokens": self.tally.prompt_tokens[-1],
-                "question_injected": len(refs), **counts}  # fmt: skip
+                "question_injected": len(refs), "question_fragments": fragments,
+                **counts}  # fmt: skip
 
 
 def _append(path: Path, event: dict[str, Any]) -> None:
@@ -146,10 +164,11 @@ def _append(path: Path, event: dict[str, Any]) -> None:
 
 
 @contextmanager
-def _daemon(home: Path, clock_offset_ms: int = 0) -> Iterator[Settings]:
+def _daemon(home: Path, clock_offset_ms: int = 0, distill: bool = True) -> Iterator[Settings]:
     """A daemon on ``home`` whose clock is moved by ``clock_offset_ms`` (the question's date
-    as now: CHITTA_CLOCK_OFFSET_MS, passed on in its environment)."""
-    settings = Settings(home=home, clock_offset_ms=clock_offset_ms)
+    as now: CHITTA_CLOCK_OFFSET_MS, passed on in its environment), distilling the turns it
+    records or not."""
+    settings = Settings(home=home, clock_offset_ms=clock_offset_ms, distill=distill)
     proc, offset = spawn_daemon(settings)
     try:
         wait_for_daemon(settings, proc, offset, timeout_s=START_TIMEOUT_S)
@@ -171,10 +190,10 @@ def _store_size(settings: Settings) -> dict[str, Any]:
             "bytes": sum(f.stat().st_size for f in files if f.is_file())}  # fmt: skip
 
 
-def run(questions: list[Question], *, workdir: Path | None = None,
+def run(questions: list[Question], *, workdir: Path | None = None, distill: bool = True,
         tick: Callable[[str], None] = lambda _: None) -> tuple[Tally, dict[str, Any]]:  # fmt: skip
-    """Replay ``questions`` through the hooks against a new daemon; the raw tally and the
-    store's size at the end."""
+    """Replay ``questions`` through the hooks against a new daemon (distilling the turns it
+    records, or not); the raw tally and the store's size at the end."""
     with tempfile.TemporaryDirectory(prefix="chitta-agent-day-") as tmp:
         root = workdir or Path(tmp)
         home, sessions = root / "home", root / "sessions"
@@ -186,7 +205,7 @@ def run(questions: list[Question], *, workdir: Path | None = None,
             # Each question lives at its own date: a daemon whose "now" is the question's date
             # (plus the seconds its replay takes), and hooks told the same.
             offset = question_offset_ms(q)
-            with _daemon(home, offset) as settings:
+            with _daemon(home, offset, distill) as settings:
                 replay.env[CLOCK_VAR] = str(offset)
                 row = replay.question(q)
                 size = _store_size(settings)

@@ -30,6 +30,8 @@ def _group(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "injections": sum(r["injections"] for r in rows),
         "repeats": sum(r["repeats"] for r in rows),
         "self_echo": sum(r["self_echo"] for r in rows),
+        # Distilled fragments among the question's injected rows (docs/distill.md).
+        "question_fragments": sum(r.get("question_fragments", 0) for r in rows),
     }
 
 

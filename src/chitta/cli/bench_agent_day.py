@@ -47,13 +47,20 @@ def _default_data() -> Path:
     help="Turns (prompt + reply) per session; gold turns kept (default: all).",
 )
 @click.option("--smoke", is_flag=True, help="One question, two sessions of two turns.")
+@click.option(
+    "--distill/--no-distill",
+    default=True,
+    show_default=True,
+    help="Whether the daemon distills the turns it records (docs/distill.md).",
+)
 @click.option("--workdir", type=click.Path(path_type=Path),
               help="An empty folder for the home and transcripts, kept afterwards "
                    "(default: a temporary one, removed).")  # fmt: skip
 @out_option("agent-day")
 @APPEND_DOCS_OPTION
 def agent_day(data: Path | None, per_type: int, sessions: int, pairs: int | None, smoke: bool,
-              workdir: Path | None, out: Path, append_docs: Path | None) -> None:  # fmt: skip
+              distill: bool, workdir: Path | None, out: Path,
+              append_docs: Path | None) -> None:  # fmt: skip
     """Each question's haystack as Claude Code sessions through `chitta hook session-start`,
     `prompt` and `stop` on a new daemon, then the question as a new session's prompt: the
     share whose context holds a gold turn, tokens, repeats, self-echo, hook times."""
@@ -74,7 +81,7 @@ def agent_day(data: Path | None, per_type: int, sessions: int, pairs: int | None
             questions = questions[: SMOKE["types"]]
         console.print(f"{len(questions)} questions, {ad.session_count(questions)} sessions, "
                       f"{ad.hook_count(questions)} hook runs", markup=False)  # fmt: skip
-        tally, size = ad.run(questions, workdir=workdir,
+        tally, size = ad.run(questions, workdir=workdir, distill=distill,
                              tick=lambda line: console.print(line, markup=False))  # fmt: skip
     except ChittaError as exc:
         _fail(exc)
@@ -82,7 +89,8 @@ def agent_day(data: Path | None, per_type: int, sessions: int, pairs: int | None
     record = {
         **record_header("agent-day", started),
         "settings": {"data": path.name, "questions_per_type": per_type, "sessions_cap": sessions,
-                     "pairs_cap": pairs, "smoke": smoke, "realm": "lme-<question id>",
+                     "pairs_cap": pairs, "smoke": smoke, "distill": distill,
+                     "realm": "lme-<question id>",
                      "question_ids": [q.id for q in questions], "clock": ad.CLOCK_NOTE},
         **report.figures(tally, size),
     }  # fmt: skip

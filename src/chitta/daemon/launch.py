@@ -69,6 +69,8 @@ def _environment(settings: Settings) -> dict[str, str]:
         env["CHITTA_STORE"] = settings.store
     if settings.clock_offset_ms:  # the clock the caller keeps, whichever way it was set
         env["CHITTA_CLOCK_OFFSET_MS"] = str(settings.clock_offset_ms)
+    if not settings.distill:  # the caller's choice, whichever way it was set
+        env["CHITTA_DISTILL"] = "0"
     return env
 
 
