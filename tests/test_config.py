@@ -162,3 +162,11 @@ def test_whether_mcp_offers_the_code_tool_is_read_and_checked() -> None:
     for raw in ("yes", "1", "always"):
         with pytest.raises(BadConfig, match="CHITTA_MCP_CODE must be one of auto, on, off"):
             load_settings({"CHITTA_MCP_CODE": raw})
+
+
+def test_distill_is_on_unless_turned_off() -> None:
+    assert load_settings({"CHITTA_HOME": "/tmp/x"}).distill is True
+    assert load_settings({"CHITTA_HOME": "/tmp/x", "CHITTA_DISTILL": "0"}).distill is False
+    assert load_settings({"CHITTA_HOME": "/tmp/x", "CHITTA_LEARN": "0"}).recall.learn is False
+    with pytest.raises(BadArgument, match="CHITTA_DISTILL"):
+        load_settings({"CHITTA_HOME": "/tmp/x", "CHITTA_DISTILL": "maybe"})

@@ -103,3 +103,14 @@ def test_a_database_url_goes_to_the_daemon_in_its_environment(tmp_path: Path) ->
     assert _environment(settings)["CHITTA_STORE"] == url
     named = replace(settings, store="work")
     assert _command(named)[-5:-3] == ["--store", "work"]
+
+
+def test_a_daemon_started_for_settings_without_distillation_does_not_distill(
+    tmp_path: Path,
+) -> None:
+    from chitta.daemon.launch import _environment
+
+    settings = load_settings({"CHITTA_HOME": str(tmp_path), "CHITTA_DISTILL": "0"})
+    assert settings.distill is False
+    assert _environment(settings)["CHITTA_DISTILL"] == "0"
+    assert "CHITTA_DISTILL" not in _environment(replace(settings, distill=True))
