@@ -220,7 +220,8 @@ class Learner:
         self.shared = shared
         self._states: dict[str, RealmState] = {}
         self._recalls: deque[_Recall] = deque(maxlen=KEPT_RECALLS)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the states and the kept recalls
+        self._writing = threading.Lock()  # one state write at a time, in the order of changes
 
     # --- recall --------------------------------------------------------------------------------
 
@@ -302,19 +303,21 @@ class Learner:
         if not self.enabled:
             return 0
         credited, changed = 0, set()
-        with self._lock:
-            for memory_id in memory_ids:
-                record = self._find(memory_id, session, now)
-                if record is None:
-                    continue
-                state = self._state(record.key)
-                if state.off:
-                    continue
-                self._credit(state, record, value * weight / math.log2(1 + record.ranks[memory_id]))
-                credited += 1
-                changed.add(record.key)
-            for key in changed:
-                self._save(key)
+        with self._writing:
+            with self._lock:
+                for memory_id in memory_ids:
+                    record = self._find(memory_id, session, now)
+                    if record is None:
+                        continue
+                    state = self._state(record.key)
+                    if state.off:
+                        continue
+                    rank = record.ranks[memory_id]
+                    self._credit(state, record, value * weight / math.log2(1 + rank))
+                    credited += 1
+                    changed.add(record.key)
+                saved = {key: self._snapshot(key) for key in changed}
+            self._write(saved)
         return credited
 
     def _credit(self, state: RealmState, record: _Recall, reward: float) -> None:
@@ -380,20 +383,25 @@ class Learner:
     def reset(self, realm: str) -> int:
         """Forget what ``realm`` learned (it stays on or off as it was); the events forgotten."""
         key = self._key(realm)
-        with self._lock:
-            state = self._state(key)
-            forgotten = state.events
-            self._states[key] = RealmState(off=state.off)
-            self._recalls = deque((r for r in self._recalls if r.key != key), maxlen=KEPT_RECALLS)
-            self._save(key)
+        with self._writing:
+            with self._lock:
+                state = self._state(key)
+                forgotten = state.events
+                self._states[key] = RealmState(off=state.off)
+                self._recalls = deque((r for r in self._recalls if r.key != key),
+                                      maxlen=KEPT_RECALLS)  # fmt: skip
+                saved = {key: self._snapshot(key)}
+            self._write(saved)
         return forgotten
 
     def switch(self, realm: str, on: bool) -> None:
         """Turn learning on or off for ``realm`` (kept; what was learned is kept too)."""
         key = self._key(realm)
-        with self._lock:
-            self._state(key).off = not on
-            self._save(key)
+        with self._writing:
+            with self._lock:
+                self._state(key).off = not on
+                saved = {key: self._snapshot(key)}
+            self._write(saved)
 
     def _mode(self, state: RealmState) -> str:
         if not self.enabled:
@@ -422,12 +430,22 @@ class Learner:
             log.warning("the learner's state of a realm is unreadable; starting from the preset")
             return RealmState()
 
-    def _save(self, key: str) -> None:
+    def _snapshot(self, key: str) -> str | None:
+        """The state of ``key`` as it is to be written (None: nothing to keep). Under the
+        state lock."""
         state = self._states[key]
         if state.events == 0 and not state.off and not state.strategies:
-            self.store.delete_meta(META_PREFIX + key)
-        else:
-            self.store.set_meta(META_PREFIX + key, state.to_json())
+            return None
+        return state.to_json()
+
+    def _write(self, saved: Mapping[str, str | None]) -> None:
+        """Write the snapshots (under the write lock, not the state lock: a write waits for
+        its commit's sync to disk, and a recall must not wait for that to draw)."""
+        for key, text in saved.items():
+            if text is None:
+                self.store.delete_meta(META_PREFIX + key)
+            else:
+                self.store.set_meta(META_PREFIX + key, text)
 
 
 def _seed(key: str, strategy: str, query: str, events: int) -> int:
