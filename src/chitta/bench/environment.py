@@ -25,6 +25,11 @@ def default_locomo() -> Path:
     return ROOT.parent / "shared" / "data" / "locomo10.json"
 
 
+def default_longmemeval() -> Path:
+    """``../shared/data/longmemeval_s_dev60.json``, beside :func:`default_locomo`'s file."""
+    return default_locomo().with_name("longmemeval_s_dev60.json")
+
+
 def git_commit() -> str | None:
     """HEAD's commit, read from ``.git`` (what ``git rev-parse HEAD`` prints), if any."""
     git = ROOT / ".git"

@@ -21,12 +21,6 @@ from chitta.errors import ChittaError
 SMOKE = {"per_type": 1, "sessions": 2, "pairs": 2, "types": 1}
 
 
-def _default_data() -> Path:
-    from chitta.bench import environment
-
-    return environment.default_locomo().with_name("longmemeval_s_dev60.json")
-
-
 @bench.command(name="agent-day")
 @click.option("--data", type=click.Path(path_type=Path),
               help="LongMemEval in LoCoMo's format (default: "
@@ -68,11 +62,12 @@ def agent_day(data: Path | None, per_type: int, sessions: int, pairs: int | None
 
     from chitta.bench import agent_day as ad
     from chitta.bench import agent_day_report as report
+    from chitta.bench import environment
     from chitta.bench.agent_day_data import load_questions
 
     console = Console(stderr=True)
     started = time.time()
-    path = data or _default_data()
+    path = data or environment.default_longmemeval()
     if smoke:
         per_type, sessions, pairs = SMOKE["per_type"], SMOKE["sessions"], SMOKE["pairs"]
     try:

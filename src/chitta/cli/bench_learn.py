@@ -13,14 +13,13 @@ import click
 from chitta.cli.bench import (
     APPEND_DOCS_OPTION,
     _fail,
+    _split,
     bench,
     out_option,
     record_header,
     write_results,
 )
 from chitta.errors import BadArgument, ChittaError
-
-LME_FILE = "longmemeval_s_dev60.json"
 
 
 @bench.command()
@@ -78,8 +77,7 @@ def _learn(data: tuple[Path, ...], events: str, wrong: str, seed: int,
     shares = _numbers(wrong, "--wrong", float)
     if any(not 0 <= s < 1 for s in shares):
         raise BadArgument("--wrong must be shares between 0 and 1")
-    default = environment.default_locomo()
-    files = list(data) or [default, default.with_name(LME_FILE)]
+    files = list(data) or [environment.default_locomo(), environment.default_longmemeval()]
     for path in files:
         if not path.is_file():
             raise BadArgument(f"no data file at {path}")
@@ -108,6 +106,6 @@ def _learn(data: tuple[Path, ...], events: str, wrong: str, seed: int,
 
 def _numbers(text: str, option: str, kind: type) -> list:
     try:
-        return [kind(part) for part in text.split(",") if part.strip()]
+        return [kind(part) for part in _split(text)]
     except ValueError:
         raise BadArgument(f"{option} must be comma-separated numbers, got {text!r}") from None
