@@ -107,7 +107,7 @@ _OPTIONS: dict[str, dict[str, bool]] = {
 }  # fmt: skip
 
 
-class _Reader:
+class Reader:
     """Checks values of one file, naming the file and the key in every error."""
 
     def __init__(self, file: Path) -> None:
@@ -246,6 +246,12 @@ def load_cited_settings(path: Path | None, home: Path) -> CitedSettings:
         if path is None:
             return default_settings()
         raise BadConfig(f"no cited recall settings file at {file}")
+    return parse_settings(read_toml(file), file)
+
+
+def read_toml(file: Path) -> dict[str, Any]:
+    """The parsed TOML of a settings ``file`` that exists: a regular file of at most
+    :data:`MAX_FILE_BYTES`, UTF-8; anything else is a :class:`BadConfig` naming it."""
     if not file.is_file():  # a FIFO would block the reader, a device feed it forever
         raise BadConfig(f"{file}: is not a regular file")
     try:
@@ -253,17 +259,16 @@ def load_cited_settings(path: Path | None, home: Path) -> CitedSettings:
             raw = fh.read(MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
             raise BadConfig(f"{file}: is larger than {MAX_FILE_BYTES >> 20} MB")
-        data = tomllib.loads(raw.decode("utf-8"))
+        return tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise BadConfig(f"{file}: cannot be read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise BadConfig(f"{file}: is not valid TOML: {exc}") from None
-    return parse_settings(data, file)
 
 
 def parse_settings(data: Mapping[str, Any], file: Path) -> CitedSettings:
     """Check a parsed file (``file`` names it in errors and anchors relative paths)."""
-    r = _Reader(file)
+    r = Reader(file)
     r.keys(data, _TOP_KEYS, "the top level")
     limit = r.integer(data.get("limit", 5), "limit", 1, MAX_LIMIT)
     timeout = r.seconds(data.get("source_timeout_s", 5.0), "source_timeout_s")
@@ -278,7 +283,7 @@ def parse_settings(data: Mapping[str, Any], file: Path) -> CitedSettings:
     )
 
 
-def _merge(r: _Reader, data: dict[str, Any]) -> MergeSettings:
+def _merge(r: Reader, data: dict[str, Any]) -> MergeSettings:
     r.keys(data, ("k", "min_score"), "[merge]")
     base = MergeSettings()
     return MergeSettings(
@@ -287,7 +292,7 @@ def _merge(r: _Reader, data: dict[str, Any]) -> MergeSettings:
     )
 
 
-def _abstain(r: _Reader, data: dict[str, Any]) -> AbstainSettings:
+def _abstain(r: Reader, data: dict[str, Any]) -> AbstainSettings:
     r.keys(data, ("min_sources", "min_chunks", "min_top_score", "respect_band"), "[abstain]")
     base = AbstainSettings()
     sources = data.get("min_sources", base.min_sources)
@@ -303,19 +308,19 @@ def _abstain(r: _Reader, data: dict[str, Any]) -> AbstainSettings:
     )
 
 
-def _synth(r: _Reader, synth: object, models: object) -> SynthSettings:
+def _synth(r: Reader, synth: object, models: object) -> SynthSettings:
     data = r.table(synth, "[synth]")
     r.keys(data, ("extractive_sentences",), "[synth]")
     if not isinstance(models, list):
         raise r.fail("[[model]]", f"must be an array of tables, got {_type(models)}")
     sentences = data.get("extractive_sentences", SynthSettings().extractive_sentences)
     return SynthSettings(
-        models=tuple(_model(r, item, i) for i, item in enumerate(models, start=1)),
+        models=tuple(model_endpoint(r, item, i) for i, item in enumerate(models, start=1)),
         extractive_sentences=r.integer(sentences, "[synth] extractive_sentences", 1, 50),
     )
 
 
-def _model(r: _Reader, item: object, number: int) -> ModelEndpoint:
+def model_endpoint(r: Reader, item: object, number: int) -> ModelEndpoint:
     where = f"[[model]] #{number}"
     data = r.table(item, where)
     r.keys(data, ("kind", "url", "model", "timeout_s", "api_key_env"), where)
@@ -335,7 +340,7 @@ def _model(r: _Reader, item: object, number: int) -> ModelEndpoint:
     )
 
 
-def _sources(r: _Reader, items: object, timeout: float) -> tuple[SourceConfig, ...]:
+def _sources(r: Reader, items: object, timeout: float) -> tuple[SourceConfig, ...]:
     if not isinstance(items, list):
         raise r.fail("[[source]]", f"must be an array of tables, got {_type(items)}")
     out: list[SourceConfig] = []
@@ -349,7 +354,7 @@ def _sources(r: _Reader, items: object, timeout: float) -> tuple[SourceConfig, .
     return tuple(out)
 
 
-def _source(r: _Reader, data: dict[str, Any], number: int, timeout: float) -> SourceConfig:
+def _source(r: Reader, data: dict[str, Any], number: int, timeout: float) -> SourceConfig:
     where = f"[[source]] #{number}"
     for key in ("name", "kind"):
         if key not in data:
@@ -372,7 +377,7 @@ def _source(r: _Reader, data: dict[str, Any], number: int, timeout: float) -> So
     return SourceConfig(name=name, kind=kind, priority=priority, options=options)
 
 
-def _store_options(r: _Reader, data: dict[str, Any], where: str) -> dict[str, Any]:
+def _store_options(r: Reader, data: dict[str, Any], where: str) -> dict[str, Any]:
     def realm(value: object, at: str) -> str:
         try:
             return check_scope_name(r.text(value, at), "realm") or DEFAULT_REALM
@@ -389,22 +394,22 @@ def _store_options(r: _Reader, data: dict[str, Any], where: str) -> dict[str, An
     return {"realms": list(dict.fromkeys(realms)), "strategy": strategy}
 
 
-def _chitta(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
+def _chitta(r: Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
     return _store_options(r, data, where)
 
 
-def _chitta_file(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
+def _chitta_file(r: Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
     out = {"path": r.path(data["path"], f"{where} path"), **_store_options(r, data, where)}
     if "socket" in data:
         out["socket"] = r.path(data["socket"], f"{where} socket")
     return out
 
 
-def _markdown(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
+def _markdown(r: Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
     return {"paths": r.texts(data["paths"], f"{where} paths", r.path)}
 
 
-def _sqlite_fts(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
+def _sqlite_fts(r: Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
     out = {"path": r.path(data["path"], f"{where} path")}
     for key in ("table", "column", "id_column"):
         if key in data:
@@ -418,7 +423,7 @@ def _sqlite_fts(r: _Reader, data: dict[str, Any], where: str, timeout: float) ->
     return out
 
 
-def _http(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
+def _http(r: Reader, data: dict[str, Any], where: str, timeout: float) -> dict[str, Any]:
     method = r.text(data.get("method", "GET"), f"{where} method").upper()
     if method not in ("GET", "POST"):
         raise r.fail(f"{where} method", f"must be GET or POST, got {data['method']!r}")
@@ -442,7 +447,7 @@ def _http(r: _Reader, data: dict[str, Any], where: str, timeout: float) -> dict[
     return out
 
 
-def _dotted(r: _Reader, value: object, where: str, *, empty: bool = False) -> str:
+def _dotted(r: Reader, value: object, where: str, *, empty: bool = False) -> str:
     """A dotted path into JSON ("data.hits", "document.content"); ``empty``: "" allowed."""
     if empty and value == "":
         return ""
@@ -452,7 +457,7 @@ def _dotted(r: _Reader, value: object, where: str, *, empty: bool = False) -> st
     return text
 
 
-_CHECK: dict[str, Callable[[_Reader, dict[str, Any], str, float], dict[str, Any]]] = {
+_CHECK: dict[str, Callable[[Reader, dict[str, Any], str, float], dict[str, Any]]] = {
     "chitta": _chitta,
     "chitta_file": _chitta_file,
     "markdown": _markdown,
