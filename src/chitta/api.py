@@ -30,6 +30,8 @@ from chitta.embed.loader import build_embedder
 from chitta.errors import BadArgument, DaemonUnavailable, MemoryNotFound
 from chitta.learn.context import query_context
 from chitta.learn.learner import IMPLICIT_WEIGHT, Learner
+from chitta.provenance import Provenance
+from chitta.provenance import provenance as provenance_chain
 from chitta.recall.confidence import calibration as calib
 from chitta.recall.confidence.gate import GateSettings
 from chitta.recall.config import XR_WEIGHT, RecallConfig, preset
@@ -62,6 +64,7 @@ from chitta.store.confidence import (
 )
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, DEFAULT_KIND, Kind, parse_kind
+from chitta.store.provenance import replication_key
 from chitta.store.records import Memory, Scope, Source
 from chitta.store.terms import TermStats, words
 from chitta.subconscious.decay import Decayed, decay_some
@@ -479,10 +482,11 @@ class Chitta:
         burst: bool = False,
     ) -> Remembered:
         old = self.store.get(memory_id)
-        session = source.session if source else None
-        if session and session != old.source.session:
-            # Another session stored it again: evidence for the replication factor.
-            self.store.add_replication(memory_id, session, self.clock())
+        key = replication_key(source) if source else None
+        if key and key != replication_key(old.source):
+            # Another session (file, URL) stored it again: evidence for the replication
+            # factor. The same one again is a repeated read and counts nothing.
+            self.store.add_replication(memory_id, key, self.clock())
         merged = tuple(dict.fromkeys(old.tags + tags))[:MAX_TAGS]
         updated = replace(
             old,
@@ -636,6 +640,11 @@ class Chitta:
         self._calibration = None
 
     # --- reading -------------------------------------------------------------------------------
+
+    def provenance(self, memory_id: str) -> Provenance:
+        """Where ``memory_id`` came from: its source, the trust recall gives it, the turns it
+        was drawn from, its replications and supersede links (chitta/provenance.py)."""
+        return provenance_chain(self.store, self.scoring, memory_id)
 
     def get(self, memory_id: str, *, include_deleted: bool = False) -> Memory:
         return self.store.get(memory_id, include_deleted=include_deleted)

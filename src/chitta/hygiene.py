@@ -36,6 +36,7 @@ from chitta.diversity import adds_nothing, distinctive
 from chitta.errors import BadArgument
 from chitta.store.access import AccessRecord
 from chitta.store.base import Store
+from chitta.store.provenance import replication_key
 from chitta.store.records import Memory, Scope
 from chitta.validate import MAX_TAGS
 
@@ -247,9 +248,11 @@ def _merge(store: Store, keep: Memory, members: list[Memory], now: int) -> None:
     history = store.access_history([m.id for m in members])
     for at in sorted(t for h in history.values() for t in h.times):
         store.record_access(AccessRecord((keep.id,), at))
+    kept_from = replication_key(keep.source)
     for m in members:
-        if m.source.session and m.source.session != keep.source.session:
-            store.add_replication(keep.id, m.source.session, now)
+        key = replication_key(m.source)
+        if key and key != kept_from:
+            store.add_replication(keep.id, key, now)
 
 
 def _runs(store: Store) -> list[str]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from chitta.code.stale import StaleLink
 from chitta.errors import BadArgument
+from chitta.provenance import Link, Provenance
 from chitta.recall.confidence.calibration import Confidence
 from chitta.recall.confidence.coverage import safe_ledger
 from chitta.recall.confidence.gate import Turn, normalised_bm25
@@ -21,7 +22,7 @@ from chitta.store.confidence import Confidence as StoredConfidence
 from chitta.store.kinds import Kind
 from chitta.store.records import Memory, Scope, Source
 from chitta.transfer import memory_to_dict
-from chitta.validate import parse_time
+from chitta.validate import format_time, parse_time
 
 if TYPE_CHECKING:
     from chitta.api import Remembered
@@ -168,6 +169,31 @@ def memory_reply(memory: Memory) -> dict[str, Any]:
     return out
 
 
+def provenance_to_dict(chain: Provenance) -> dict[str, Any]:
+    """A memory's provenance chain (chitta/provenance.py) as ``provenance`` replies it."""
+    memory = chain.memory
+
+    def brief(link: Link | None) -> dict[str, Any] | None:
+        if link is None:
+            return None
+        return {"id": link.id, "kind": link.kind, "role": link.role, "session": link.session,
+                "at": format_time(link.at), "excerpt": link.excerpt,
+                "forgotten": link.forgotten}  # fmt: skip
+
+    return {
+        "id": memory.id, "kind": str(memory.kind), "realm": memory.realm,
+        "created_at": format_time(memory.created_at), "source": memory.source.as_dict(),
+        "source_kind": chain.source_kind, "source_name": chain.source_name,
+        "trust": round(chain.trust, 4), "via": memory.source.via,
+        "turns": [brief(t) for t in chain.turns], "missing_turns": list(chain.missing_turns),
+        "replications": [{"source": key, "at": format_time(at)}
+                         for key, at in chain.replications],
+        "independent_sources": chain.independent_sources,
+        "supersedes": brief(chain.supersedes), "superseded_by": brief(chain.superseded_by),
+        "replaced": [brief(r) for r in chain.replaced],
+    }  # fmt: skip
+
+
 def remembered_to_dict(done: Remembered) -> dict[str, Any]:
     """What ``remember`` did, as its reply says it."""
     return {"id": done.id, "deduplicated": done.deduplicated, "similarity": done.similarity,
@@ -192,7 +218,7 @@ def memory_from_reply(data: Mapping[str, Any]) -> Memory:
         agent_id=data["agent_id"],
         channel=data["channel"],
         tags=tuple(data["tags"]),
-        source=Source(**data["source"]),
+        source=Source.from_dict(data["source"]),
         created_at=_ms(data["created_at"]),
         updated_at=_ms(data["updated_at"]),
         event_time=parse_time(data["event_time"]),

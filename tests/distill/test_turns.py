@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from chitta.api import Chitta
 from chitta.config import Settings
-from chitta.distill.turns import REF_PREFIX, TAG
+from chitta.distill.turns import TAG, VIA
 from chitta.ops import OPERATIONS
 from chitta.store.kinds import Kind
 from chitta.store.records import Source
@@ -30,7 +30,7 @@ def test_a_turn_gives_its_fragments_as_memories_of_their_own(chitta: Chitta) -> 
     )
     for m in (first, second):
         assert m.tags == (TAG,)
-        assert m.source == Source(session="s1", role="user", ref=f"{REF_PREFIX}{turn.id}")
+        assert m.source == Source(session="s1", role="user", via=VIA, turns=(turn.id,))
         assert m.realm == "w"
     assert chitta.get(turn.id).kind is Kind.EPISODE  # the turn itself is kept as it was
 

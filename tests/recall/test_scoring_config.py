@@ -102,7 +102,39 @@ def test_chitta_open_reads_the_homes_file_and_refuses_a_bad_one(tmp_path: Path, 
 
 
 def test_the_provenance_factor_of_the_assistants_text_is_bounded(tmp_path: Path) -> None:
-    assert load_scoring(tmp_path).assistant_factor == 0.8
-    assert parse({"provenance": {"assistant": 1.0}}).assistant_factor == 1.0
-    with pytest.raises(BadConfig, match="provenance.assistant must be between 0.5 and 1"):
-        parse({"provenance": {"assistant": 1.2}})
+    assert load_scoring(tmp_path).trust["assistant"] == 0.8
+    assert parse({"provenance": {"assistant": 1.0}}).trust["assistant"] == 1.0
+    with pytest.raises(BadConfig, match="provenance.assistant must be between 0.5 and 1.2"):
+        parse({"provenance": {"assistant": 1.3}})
+
+
+def test_trust_by_default_puts_the_user_above_the_assistant_above_tools_above_the_web() -> None:
+    trust = parse({}).trust
+    assert trust["user"] == trust["stated"] == 1.0
+    assert trust["user"] > trust["assistant"] > trust["tool"] > trust["url"] >= 0.5
+
+
+def test_a_per_source_trust_wins_over_its_kinds_and_the_longest_prefix_wins() -> None:
+    config = parse({"provenance": {"url": 0.7, "sources": {
+        "url:https://docs.python.org/": 1.1, "url:https://docs.python.org/2/": 0.5}}})  # fmt: skip
+    assert config.trusted("url", "url:https://docs.python.org/3/library/json.html") == 1.1
+    assert config.trusted("url", "url:https://docs.python.org/2/library/json.html") == 0.5
+    assert config.trusted("url", "url:https://example.org/") == 0.7
+    assert config.trusted("user", None) == 1.0
+    assert as_dict(config)["provenance"]["sources"]["url:https://docs.python.org/"] == 1.1
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ({"web": 0.5}, "unknown key 'provenance.web'"),
+        ({"tool": True}, "provenance.tool must be a number"),
+        ({"sources": {"no-kind": 1.0}}, "not a source prefix"),
+        ({"sources": {"url:x": 2.0}}, "between 0.5 and 1.2"),
+        ({"sources": ["url:x"]}, "provenance.sources must be an object"),
+        ("high", "provenance must be an object"),
+    ],
+)
+def test_a_bad_provenance_section_is_refused_naming_the_key(section, message) -> None:
+    with pytest.raises(BadConfig, match=message):
+        parse({"provenance": section})

@@ -72,6 +72,28 @@ def _memory(data: dict[str, Any]) -> None:
         click.echo(f"{key:>14}: {value}")
 
 
+def _provenance(data: dict[str, Any]) -> None:
+    name = f" {data['source_name']}" if data["source_name"] else ""
+    click.echo(f"{data['id']}  {data['kind']}, realm {data['realm']}")
+    click.echo(f"  source: {data['source_kind']}{name} (trust {data['trust']:g})")
+    if data["via"]:
+        click.echo(f"  made by: {data['via']}")
+    for label, links in (("drawn from", data["turns"]), ("replaced", data["replaced"])):
+        for link in links:
+            who = link["role"] or link["kind"]
+            gone = " (forgotten)" if link["forgotten"] else ""
+            click.echo(f"  {label}: {link['id']} {who}, {link['at']}{gone}: {link['excerpt']}")
+    for missing in data["missing_turns"]:
+        click.echo(f"  drawn from: {missing} (no longer stored)")
+    for label in ("supersedes", "superseded_by"):
+        if data[label]:
+            click.echo(f"  {label.replace('_', ' ')}: {data[label]['id']}: "
+                       f"{data[label]['excerpt']}")  # fmt: skip
+    others = ", ".join(r["source"] for r in data["replications"])
+    click.echo(f"  independent sources: {data['independent_sources']}"
+               + (f" (stored again by {others})" if others else ""))  # fmt: skip
+
+
 def _each(name: str):
     def render(data: dict[str, Any]) -> None:
         click.echo(f"{name}: {', '.join(data[name])}")
@@ -122,6 +144,7 @@ def register(group: click.Group) -> None:
     op_command(group, "recall", _hits, prepare=_ablate)
     op_command(group, "reconstruct", _reconstruction)
     op_command(group, "get_memory", _memory, name="show")
+    op_command(group, "provenance", _provenance)
     for name in ("forget", "restore", "purge", "strengthen", "weaken"):
         command = op_command(group, name, _each(name), many="id")
         command.help = command.help.replace("a memory", "memories") if command.help else None

@@ -16,8 +16,9 @@ failure_fix    ``failure``     what went wrong, and what fixed it
 
 Each is tagged ``operational``, whose kind prior (0.8, seed 000: "ranks verbatim distiller
 fragments below curated conclusions") ranks it below what an agent or a user stated on
-purpose; its source is the turn's session and role, with ``ref`` ``turn:<the turn's id>``
-(the link back to the turn), and it takes the turn's episode and event time.
+purpose; its source is the turn's session and role, ``via`` :data:`VIA` (what cut it out)
+and ``turns`` the turn's id (the link back, store/provenance.py), and it takes the turn's
+episode and event time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from types import MappingProxyType
 from chitta.distill.rules import Fragment
 from chitta.store.confidence import INITIAL_STRENGTH, Confidence, tier_for
 from chitta.store.kinds import DECAY_RATE, Kind
+from chitta.store.provenance import DISTILLER
 from chitta.store.records import ROLES, Memory, Source
 
 #: The tag every fragment carries (its kind prior, recall/scoring_config.py).
@@ -37,8 +39,8 @@ KIND_OF: Mapping[str, Kind] = MappingProxyType({
     "correction": Kind.CORRECTION, "preference": Kind.PREFERENCE,
     "decision": Kind.APPROACH, "failure_fix": Kind.FAILURE,
 })  # fmt: skip
-#: How a fragment's ``source.ref`` names the turn it came from.
-REF_PREFIX = "turn:"
+#: A fragment's ``source.via``: the rules, and the version of them that cut it out.
+VIA = f"{DISTILLER}rules/1"
 
 
 def is_turn(memory: Memory) -> bool:
@@ -60,7 +62,7 @@ def fragment_memory(turn: Memory, fragment: Fragment, memory_id: str, now: int,
         channel=turn.channel,
         tags=(TAG,),
         source=Source(
-            session=turn.source.session, role=turn.source.role, ref=f"{REF_PREFIX}{turn.id}"
+            session=turn.source.session, role=turn.source.role, via=VIA, turns=(turn.id,)
         ),  # fmt: skip
         created_at=now,
         updated_at=now,

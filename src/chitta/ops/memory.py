@@ -25,7 +25,7 @@ from chitta.ops.spec import Context, Operation, Param, Params
 from chitta.recall.config import FUSIONS, KNOWN_LANES, KNOWN_STAGES
 from chitta.recall.reconstruct import DEFAULT_BUDGET
 from chitta.store.kinds import Kind
-from chitta.store.records import ROLES
+from chitta.store.records import SOURCE_ROLES
 from chitta.validate import (
     MAX_ID_CHARS,
     MAX_PATH_CHARS,
@@ -88,6 +88,12 @@ def _get(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta.wire import memory_reply
 
     return {"memory": memory_reply(chitta.get(p["id"], include_deleted=True))}
+
+
+def _provenance(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.wire import provenance_to_dict
+
+    return provenance_to_dict(chitta.provenance(p["id"]))
 
 
 def _on_id(action: str):
@@ -177,7 +183,7 @@ REMEMBER = Operation(
             "role",
             "text",
             "Source: who said it in the session.",
-            choices=ROLES,
+            choices=SOURCE_ROLES,
             mcp=False,
             max_length=MAX_WORD_CHARS,
         ),
@@ -304,6 +310,19 @@ SHOW = Operation(
     _get,
 )
 
+PROVENANCE = Operation(
+    "provenance",
+    "Show where a memory came from: its source and the trust recall gives it, the turns it "
+    "was drawn from, the other sources that stored it again, what it replaced.",
+    (MEMORY_ID,),
+    _provenance,
+    mcp="Where a memory came from: source, trust, turns it was drawn from, replications.",
+    detail="Source kinds, from most to least trusted by default: stated (remembered on "
+    "purpose), user, import, file, distiller, assistant, tool, url. The trust is the scoring "
+    "stage's provenance factor (scoring.json's provenance section). A turn's text is cut to "
+    "its start; get_memory shows it whole.",
+)
+
 
 def _lifecycle(name: str, summary: str, **how: Any) -> Operation:
     """An operation on one memory by id, the API method of the same name (it writes)."""
@@ -349,5 +368,5 @@ DECAY = Operation(
     writes=True,
 )  # fmt: skip
 
-OPERATIONS = (REMEMBER, RECALL, RECONSTRUCT, SHOW, FORGET, RESTORE, PURGE, STRENGTHEN, WEAKEN,
-              SUPERSEDE, DECAY)  # fmt: skip
+OPERATIONS = (REMEMBER, RECALL, RECONSTRUCT, SHOW, PROVENANCE, FORGET, RESTORE, PURGE,
+              STRENGTHEN, WEAKEN, SUPERSEDE, DECAY)  # fmt: skip

@@ -25,6 +25,7 @@ from chitta.recall.inhibition import inhibit
 from chitta.recall.scoring import score
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.store.base import Store
+from chitta.store.provenance import replication_key
 from chitta.store.records import Memory
 
 _NONE: Mapping[str, float] = MappingProxyType({})
@@ -137,10 +138,12 @@ def _score(
     marked = stale(ids) if stale is not None else ()
     # The access history feeds only the ACT-R factor; it is not read while that is off.
     history = store.access_history(ids) if config.actr_weight > 0 else {}
-    # Other sessions are looked up only when the (opt-in) replication factor is on.
+    # Other sources (sessions, files, URLs) are looked up only when the (opt-in) replication
+    # factor is on.
     others = store.replication_sessions(ids) if config.replication_max > 1 else {}
     for i, (f, m) in enumerate(pool):
-        sessions = others.get(m.id, set()) | ({m.source.session} if m.source.session else set())
+        own = replication_key(m.source)
+        sessions = others.get(m.id, set()) | ({own} if own else set())
         s = score(f.score, m, history.get(m.id), len(sessions), now_ms, config,
                   stale=m.id in marked)  # fmt: skip
         finals[i] = s.final

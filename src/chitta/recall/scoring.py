@@ -16,10 +16,11 @@ The factors and their ranges (docs/recall.md has the full table):
   [−1, 0, 1], so a new memory (strength and confidence 0.7) is neutral;
 - tier: ``1 + w · t`` with t = 0 hot, −1/3 warm, −2/3 cool, −1 cold;
 - replication: ``1 + (cap − 1)(1 − 1/n)`` for n distinct source sessions, or 1 when off;
-- provenance: ``assistant_factor`` (0.8, within [0.5, 1]) for a memory whose source role is
-  ``assistant`` (the agent's own recorded answer, hooks/stop.py), else 1: an agent's earlier
-  answer ranks below a user's statement or a curated memory of equal relevance, so that a
-  wrong answer does not reinforce itself.
+- provenance: the trust in the memory's source (store/provenance.py; within [0.5, 1.2]):
+  per source when one is configured, else per source kind — 1 for the user's words and
+  what was remembered on purpose, 0.8 for the assistant's own recorded answer (hooks/stop.py,
+  so that a wrong answer does not reinforce itself), 0.7 for a tool's output, 0.6 for web
+  text (the table is recall/scoring_config.py's ``DEFAULT_TRUST``).
 
 One more multiplier stands outside the clamp: ``stale`` (:data:`STALE_FACTOR`, 0.9) for a
 memory linked to a symbol whose code changed since (code/stale.py), else none. Outside, so
@@ -38,6 +39,7 @@ from types import MappingProxyType
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.store.access import AccessHistory
 from chitta.store.confidence import INITIAL_MU, INITIAL_STRENGTH
+from chitta.store.provenance import source_kind, source_name
 from chitta.store.records import Memory
 
 FACTORS = ("kind", "actr", "strength", "confidence", "tier", "replication", "provenance")
@@ -132,7 +134,7 @@ def factors(
         "confidence": 1.0 + config.confidence_weight * centred(memory.confidence.mu, INITIAL_MU),
         "tier": 1.0 + config.tier_weight * TIER_SIGNAL.get(memory.tier, -1.0),
         "replication": replication_factor(sessions, config.replication_max),
-        "provenance": config.assistant_factor if memory.source.role == "assistant" else 1.0,
+        "provenance": config.trusted(source_kind(memory.source), source_name(memory.source)),
     }
 
 

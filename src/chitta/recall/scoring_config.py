@@ -36,6 +36,19 @@ SEED_KIND_PRIORS: Mapping[str, float] = MappingProxyType(
 #: kind's (the finer label wins).
 EXTRA_PRIOR_NAMES = frozenset({"operational"})
 KIND_PRIOR_RANGE = (0.5, 1.5)
+#: The provenance spine's trust per source kind (store/provenance.py): the user's words and
+#: what was remembered on purpose above a file, a model's summary, the agent's own replies,
+#: a tool's output and web text (seed 001's ProvenanceSpine; issue 22). Multipliers inside
+#: the scoring stage's clamp. ``assistant`` keeps its measured 0.8 (docs/benchmarks.md).
+DEFAULT_TRUST: Mapping[str, float] = MappingProxyType({
+    "stated": 1.0, "user": 1.0, "import": 1.0, "file": 0.95, "distiller": 0.9,
+    "assistant": 0.8, "tool": 0.7, "url": 0.6,
+})  # fmt: skip
+TRUST_RANGE = (0.5, 1.2)
+#: The longest per-source trust prefix (a URL, a path, a distiller's name).
+MAX_SOURCE_PREFIX = 1024
+#: Per-source trust entries a file may give.
+MAX_SOURCE_TRUSTS = 256
 REPLICATION_RANGE = (1.0, 1.5)  # or 0: off
 
 
@@ -53,9 +66,11 @@ class ScoringConfig:
     confidence_weight: float = 0.1
     tier_weight: float = 0.05
     replication_max: float = 0.0  # 0 = off; else the cap of the replication factor
-    # The provenance factor of a memory whose source role is "assistant" (the agent's own
-    # recorded answer): below a user's statement of equal relevance, never removed.
-    assistant_factor: float = 0.8
+    # The provenance factor: trust per source kind, and per source (``<kind>:<name>``
+    # prefixes, longest first) over it. The assistant's own recorded answer ranks below a
+    # user's statement of equal relevance, never removed.
+    trust: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TRUST)
+    source_trust: tuple[tuple[str, float], ...] = ()
     bounds_min: float = 0.5  # the product of all factors is clamped to [min, max]
     bounds_max: float = 1.5
     inhibition_threshold: float = 0.85  # cosine above which near-duplicates compete
@@ -69,6 +84,15 @@ class ScoringConfig:
             if tag in EXTRA_PRIOR_NAMES and tag in self.kind_priors:
                 return self.kind_priors[tag]
         return self.kind_priors.get(str(kind), 1.0)
+
+    def trusted(self, kind: str, name: str | None) -> float:
+        """The trust in a source of ``kind`` named ``name`` (store/provenance.py): the
+        longest per-source prefix of ``name`` that is configured, else the kind's."""
+        if name is not None:
+            for prefix, value in self.source_trust:  # longest first
+                if name.startswith(prefix):
+                    return value
+        return self.trust.get(kind, 1.0)
 
 
 #: (section, key) of the file -> (field, lowest, highest). Ranges are inclusive.
@@ -87,11 +111,10 @@ _RANGES: Mapping[tuple[str, str], tuple[str, float, float]] = MappingProxyType(
         ("inhibition", "strength"): ("inhibition_strength", 0.0, 1.0),
         ("hebbian", "step"): ("hebbian_step", 0.0, 0.5),
         ("hebbian", "top"): ("hebbian_top", 0, 50),
-        ("provenance", "assistant"): ("assistant_factor", 0.5, 1.0),
     }
 )
 _SECTIONS = frozenset(section for section, _ in _RANGES)
-_TOP_KEYS = ("kind_priors", "replication_max", *sorted(_SECTIONS))
+_TOP_KEYS = ("kind_priors", "replication_max", "provenance", *sorted(_SECTIONS))
 DEFAULT = ScoringConfig()
 
 
@@ -121,6 +144,39 @@ def _kind_priors(value: object) -> dict[str, float]:
     return priors
 
 
+def _provenance(value: object) -> dict[str, object]:
+    """The ``provenance`` section: a trust per source kind, and ``sources``, a trust per
+    source prefix (``"url:https://docs.python.org/": 1.0``)."""
+    if not isinstance(value, dict):
+        raise BadConfig(f"{FILE_NAME}: provenance must be an object")
+    trust = dict(DEFAULT_TRUST)
+    sources: dict[str, float] = {}
+    for name, number in value.items():
+        label = f"{FILE_NAME}: provenance.{name}"
+        if name == "sources":
+            if not isinstance(number, dict) or len(number) > MAX_SOURCE_TRUSTS:
+                raise BadConfig(
+                    f"{label} must be an object of at most {MAX_SOURCE_TRUSTS} "
+                    '"<kind>:<name prefix>": trust entries'
+                )
+            for prefix, each in number.items():
+                if not prefix or len(prefix) > MAX_SOURCE_PREFIX or ":" not in prefix:
+                    raise BadConfig(
+                        f"{label} has a key that is not a source prefix such as "
+                        f'"url:https://example.org/" or "file:/path/": {prefix[:80]!r}'
+                    )
+                sources[prefix] = _number(each, f"{label}.{prefix}", *TRUST_RANGE)
+        elif name in DEFAULT_TRUST:
+            trust[name] = _number(number, label, *TRUST_RANGE)
+        else:
+            raise BadConfig(
+                f"{FILE_NAME}: unknown key 'provenance.{name}'; provenance has: "
+                f"{', '.join(DEFAULT_TRUST)}, sources"
+            )
+    ordered = tuple(sorted(sources.items(), key=lambda item: -len(item[0])))
+    return {"trust": MappingProxyType(trust), "source_trust": ordered}
+
+
 def replication_cap(value: object, label: str) -> float:
     """A replication cap: 0 (off) or within :data:`REPLICATION_RANGE`."""
     if value == 0 and not isinstance(value, bool):
@@ -136,6 +192,8 @@ def parse(data: object) -> ScoringConfig:
     for key, value in data.items():
         if key == "kind_priors":
             changes["kind_priors"] = MappingProxyType(_kind_priors(value))
+        elif key == "provenance":
+            changes.update(_provenance(value))
         elif key == "replication_max":
             changes["replication_max"] = replication_cap(value, f"{FILE_NAME}: replication_max")
         elif key in _SECTIONS:
@@ -187,6 +245,7 @@ def as_dict(config: ScoringConfig) -> dict[str, object]:
     out: dict[str, object] = {
         "kind_priors": dict(config.kind_priors),
         "replication_max": config.replication_max,
+        "provenance": {**config.trust, "sources": dict(config.source_trust)},
     }
     by_field = {name: key for key, (name, _, _) in _RANGES.items()}
     for f in fields(config):

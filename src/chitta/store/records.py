@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from chitta.store.confidence import Confidence
 from chitta.store.kinds import Kind
@@ -23,23 +25,47 @@ class Scope:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a memory came from: a session, a file, a URL, or an outside reference; and, for
-    a turn of a session, who said it (``role``: ``user`` or ``assistant``)."""
+    """Where a memory came from (its provenance, docs/memory-model.md): a session, a file, a
+    URL, or an outside reference; for a session's words, who said them (``role``: ``user``,
+    ``assistant`` or ``tool``); and, for a memory something made of other memories, what made
+    it (``via``: ``distiller:rules/1``, ``distiller:model/openai:NAME/prompt-1``, ``import``)
+    and the turns it was drawn from (``turns``: their memory ids)."""
 
     session: str | None = None
     file: str | None = None
     url: str | None = None
     ref: str | None = None
     role: str | None = None
+    via: str | None = None
+    turns: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, str]:
-        return {k: v for k in SOURCE_FIELDS if (v := getattr(self, k))}
+    def as_dict(self) -> dict[str, str | list[str]]:
+        out: dict[str, str | list[str]] = {k: v for k in TEXT_FIELDS if (v := getattr(self, k))}
+        if self.turns:
+            out["turns"] = list(self.turns)
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, object]) -> Source:
+        """The source of a stored JSON form; keys this chitta does not know are left out (a
+        newer chitta's additions), values of the wrong type read as absent."""
+        fields: dict[str, Any] = {
+            k: v for k in TEXT_FIELDS if isinstance(v := raw.get(k), str) and v
+        }
+        turns = raw.get("turns")
+        if isinstance(turns, list | tuple):
+            fields["turns"] = tuple(t for t in turns if isinstance(t, str) and t)
+        return cls(**fields)
 
 
-#: A source's fields, in the order its JSON form gives them.
-SOURCE_FIELDS = ("session", "file", "url", "ref", "role")
+#: A source's text fields, in the order its JSON form gives them (``turns`` follows).
+TEXT_FIELDS = ("session", "file", "url", "ref", "role", "via")
+#: Every field of a source's JSON form.
+SOURCE_FIELDS = (*TEXT_FIELDS, "turns")
 #: Who said a session's turn: the user's prompt, or the assistant's reply (its own text).
 ROLES = ("user", "assistant")
+#: Who said what a memory holds: a turn's roles, or a tool's output.
+SOURCE_ROLES = (*ROLES, "tool")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,15 @@ from chitta.relations.names import check_entity, check_predicate, check_weight
 from chitta.store.confidence import INITIAL_STRENGTH, TIERS, Confidence, tier_for
 from chitta.store.ids import new_id
 from chitta.store.kinds import DECAY_RATE, parse_kind
-from chitta.store.records import ROLES, SOURCE_FIELDS, Alias, Episode, Memory, Source, Triplet
+from chitta.store.records import (
+    SOURCE_ROLES,
+    TEXT_FIELDS,
+    Alias,
+    Episode,
+    Memory,
+    Source,
+    Triplet,
+)
 from chitta.validate import check_content, check_scope_name, format_time, parse_tags, parse_time
 
 FORMAT = "chitta-export"
@@ -143,12 +151,17 @@ def _number(obj: dict, key: str, default: float) -> float:
 def _source(obj: dict) -> Source:
     raw = obj.get("source") or {}
     if not isinstance(raw, dict) or not all(
-        k in SOURCE_FIELDS and isinstance(v, str) for k, v in raw.items()
+        k in TEXT_FIELDS and isinstance(v, str) for k, v in raw.items() if k != "turns"
     ):
-        raise LineError("field 'source' must map session/file/url/ref/role to strings")
-    if raw.get("role") not in (None, *ROLES):
-        raise LineError(f"source.role must be one of: {', '.join(ROLES)}")
-    return Source(**raw)
+        raise LineError(
+            f"field 'source' must map {'/'.join(TEXT_FIELDS)} to strings (and turns to a list)"
+        )
+    turns = raw.get("turns", [])
+    if not isinstance(turns, list) or not all(isinstance(t, str) and t for t in turns):
+        raise LineError("source.turns must be a list of memory ids")
+    if raw.get("role") not in (None, *SOURCE_ROLES):
+        raise LineError(f"source.role must be one of: {', '.join(SOURCE_ROLES)}")
+    return Source.from_dict(raw)
 
 
 def _time(obj: dict, key: str, default: int | None = None) -> int | None:

@@ -51,7 +51,7 @@ def memory_from_row(r: Sequence) -> Memory:
     """The memory of a row read with :data:`MEMORY_COLUMNS`."""
     return Memory(
         id=r[0], kind=Kind(r[1]), content=r[2], realm=r[3], agent_id=r[4], channel=r[5],
-        tags=tuple(r[6].split()) if r[6] else (), source=Source(**r[7]), created_at=r[8],
+        tags=tuple(r[6].split()) if r[6] else (), source=Source.from_dict(r[7]), created_at=r[8],
         updated_at=r[9], event_time=r[10],
         confidence=Confidence(mu=r[11], sigma_sq=r[12], n=r[13], tau=r[14]),
         strength=r[15], tier=r[16], access_count=r[17], last_accessed=r[18], decayed_at=r[19],
@@ -66,7 +66,7 @@ def triplet_from_row(r: Sequence) -> Triplet:
 
 
 def episode_from_row(r: Sequence) -> Episode:
-    return Episode(r[0], r[1], r[2], r[3], r[4], Source(**r[5]), r[6])
+    return Episode(r[0], r[1], r[2], r[3], r[4], Source.from_dict(r[5]), r[6])
 
 
 def scope_sql(scope: Scope, alias: str = "", *, elsewhere: bool = False) -> tuple[str, list[str]]:

@@ -342,7 +342,8 @@ class Memories(Connection):
     def episodes(self, realm: str | None = None) -> list[Episode]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
         rows = self._query(f"SELECT * FROM episodes {where} ORDER BY id", params)
-        return [Episode(**{**dict(r), "source": Source(**json.loads(r["source"]))}) for r in rows]
+        return [Episode(**{**dict(r), "source": Source.from_dict(json.loads(r["source"]))})
+                for r in rows]  # fmt: skip
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` already exist in ``table`` (memories, triplets or episodes)."""

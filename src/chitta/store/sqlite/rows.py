@@ -49,7 +49,7 @@ def memory_from_row(r: sqlite3.Row) -> Memory:
         agent_id=r["agent_id"],
         channel=r["channel"],
         tags=tuple(r["tags"].split()) if r["tags"] else (),
-        source=Source(**json.loads(r["source"])),
+        source=Source.from_dict(json.loads(r["source"])),
         created_at=r["created_at"],
         updated_at=r["updated_at"],
         event_time=r["event_time"],
