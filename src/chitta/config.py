@@ -148,6 +148,10 @@ class Settings:
     #: CHITTA_MCP_CODE: whether `chitta mcp` offers its ``code`` tool: ``auto`` once code is
     #: indexed in the store (code/offered.py), ``on`` always, ``off`` never.
     mcp_code: str = "auto"
+    #: CHITTA_MCP_PROVENANCE: whether `chitta mcp` offers its ``provenance`` tool (off by
+    #: default: every tool's definition rides on every request, and the tool list's budget
+    #: of 6,000 characters is spent; `chitta provenance` and the RPC method always answer).
+    mcp_provenance: bool = False
     #: CHITTA_UPKEEP and CHITTA_UPKEEP_*: the daemon's background upkeep (subconscious/).
     upkeep: UpkeepSettings = field(default_factory=UpkeepSettings)
     #: CHITTA_DISTILL: whether an agent session's turns are distilled as they are stored
@@ -332,6 +336,7 @@ def load_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = N
         daemon_workers=_bounded_int(env, "DAEMON_WORKERS", DAEMON_WORKERS, DAEMON_WORKERS_RANGE),
         clock_offset_ms=_bounded_int(env, "CLOCK_OFFSET_MS", 0, CLOCK_OFFSET_RANGE),
         mcp_code=_choice(env, "MCP_CODE", MCP_CODE_CHOICES),
+        mcp_provenance=_flag(env, "MCP_PROVENANCE", default=False),
         upkeep=upkeep_settings(env),
         distill=_flag(env, "DISTILL", default=True),
     )

@@ -140,6 +140,20 @@ def test_tools_forward_to_a_daemon_the_server_starts(home: Path, daemons: list[i
     assert not sock.exists()
 
 
+def test_the_provenance_tool_is_offered_on_request(home: Path, daemons: list[int]) -> None:
+    async def body(session: ClientSession, call: Session) -> None:
+        listed = await session.list_tools()
+        assert {tool.name for tool in listed.tools} == TOOLS | {"provenance"}
+        status, _ = await call("memory_status", None)
+        daemons.append(status["daemon"]["pid"])
+        done, _ = await call("remember", {"content": "Deploys go out on Tuesdays.",
+                                          "realm": "demo"})  # fmt: skip
+        chain, failed = await call("provenance", {"id": done["id"]})
+        assert not failed and chain["source_kind"] == "stated" and chain["trust"] == 1.0
+
+    anyio.run(lambda: in_session(home, body, CHITTA_MCP_PROVENANCE="1"))
+
+
 def test_triplets_and_analogies_through_the_tools(home: Path, daemons: list[int]) -> None:
     async def body(session: ClientSession, call: Session) -> None:
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}

@@ -132,12 +132,16 @@ _HINTS = {
 
 #: The tool offered only to a store with code indexed (code/offered.py, CHITTA_MCP_CODE).
 CODE_TOOL = "code"
+#: The tool offered only on request (CHITTA_MCP_PROVENANCE=1).
+PROVENANCE_TOOL = "provenance"
 
 
-def tools(*, code: bool = True) -> list[Operation]:
+def tools(*, code: bool = True, provenance: bool = False) -> list[Operation]:
     """The operations offered as MCP tools: those with an MCP description (``code=False``:
-    all but the code tool)."""
-    return [op for op in OPERATIONS.values() if op.mcp and (code or op.name != CODE_TOOL)]
+    all but the code tool; ``provenance=True``: the provenance tool too)."""
+    left_out = {CODE_TOOL} if not code else set()
+    left_out |= {PROVENANCE_TOOL} if not provenance else set()
+    return [op for op in OPERATIONS.values() if op.mcp and op.name not in left_out]
 
 
 def code_offered(settings: Settings) -> bool:
@@ -180,8 +184,9 @@ class ChittaMCP(MCPServer):
     def offered(self) -> dict[str, Operation]:
         """The tools offered now: the code tool joins once code is indexed (a file's
         existence, read per listing: the daemon notes it, code/offered.py)."""
-        code = code_offered(self.forwarder.settings)
-        return {op.name: op for op in tools(code=code)}
+        settings = self.forwarder.settings
+        offered = tools(code=code_offered(settings), provenance=settings.mcp_provenance)
+        return {op.name: op for op in offered}
 
     async def list_tools(self) -> list[MCPTool]:
         return [tool_of(op) for op in self.offered.values()]
