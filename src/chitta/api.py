@@ -22,6 +22,8 @@ from chitta.code.links import link_memory
 from chitta.code.stale import as_of_runs
 from chitta.config import DEDUP_COSINE, DEFAULT_REALM, RecallSwitches, Settings, load_settings
 from chitta.distill.rules import fragments
+from chitta.distill.sessions import note_turn
+from chitta.distill.settings import DistillSettings, load_distill_settings
 from chitta.distill.turns import fragment_memory, is_turn
 from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
@@ -162,6 +164,7 @@ class Chitta:
         home: Path | None = None,
         spool_file: Path | None = None,
         distill: bool = True,
+        distill_settings: DistillSettings | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -179,6 +182,9 @@ class Chitta:
         self.embed_queue: EmbedQueue | None = None
         #: Whether an agent session's turns are distilled as they are stored (distill/).
         self.distill = distill
+        #: distill.toml: the model that distils finished sessions (none by default), and the
+        #: realms that opted out of distillation (distill/settings.py).
+        self.distill_settings = distill_settings or DistillSettings()
         #: The resonance learner (learn/learner.py): recall's weights tuned by feedback.
         self.learner = Learner(store, enabled=self.switches.learn)
         #: The realm of a call that names none (the realm rule's choice, chitta/scope.py).
@@ -241,7 +247,8 @@ class Chitta:
         return cls(store, embedder, switches=settings.recall, scoring=scoring, reranker=reranker,
                    gate=settings.gate, realm=settings.realm.name, home=settings.home,
                    clock=clock_for(settings.clock_offset_ms),
-                   spool_file=settings.spool_path, distill=settings.distill)  # fmt: skip
+                   spool_file=settings.spool_path, distill=settings.distill,
+                   distill_settings=load_distill_settings(settings.home))  # fmt: skip
 
     def close(self) -> None:
         """Close the store, writing the buffered access history first."""
@@ -322,12 +329,20 @@ class Chitta:
             supersedes=supersedes,
             truncated=truncated,
         )
-        done = self._insert_gated(memory, vector)
-        if not done.deduplicated and self.distill and is_turn(memory):
+        done = self.insert_gated(memory, vector)
+        if not done.deduplicated and self._distils(memory):
             done = replace(done, distilled=self._distill_turn(memory))
+            if self.distill_settings.model_configured:  # the daemon's worker sends it later
+                note_turn(self, memory)
         return done
 
-    def _insert_gated(
+    def _distils(self, memory: Memory) -> bool:
+        """Whether ``memory`` is a turn to distil: distillation on (CHITTA_DISTILL), and its
+        realm not opted out (distill.toml's ``distill = false``)."""
+        return (self.distill and is_turn(memory)
+                and self.distill_settings.realm_on(memory.realm))  # fmt: skip
+
+    def insert_gated(
         self, memory: Memory, vector: np.ndarray | None, *, besides: Kind | None = None
     ) -> Remembered:
         """Store ``memory`` through the quality gate's duplicate rules (a repeat reinforces
@@ -370,7 +385,7 @@ class Chitta:
                                                strict=True):  # fmt: skip
             now = self.clock()
             memory = fragment_memory(turn, fragment, new_id(now), now, truncated)
-            ids.append(self._insert_gated(memory, vector, besides=Kind.EPISODE).id)
+            ids.append(self.insert_gated(memory, vector, besides=Kind.EPISODE).id)
         return tuple(dict.fromkeys(ids))
 
     def repeat_of(

@@ -355,6 +355,7 @@ def upkeep_settings(environ: Mapping[str, str]) -> UpkeepSettings:
         decay_s=_bounded_int(environ, "UPKEEP_DECAY_S", d.decay_s, INTERVAL_RANGE),
         hygiene_s=_bounded_int(environ, "UPKEEP_HYGIENE_S", d.hygiene_s, INTERVAL_RANGE),
         indexes_s=_bounded_int(environ, "UPKEEP_INDEXES_S", d.indexes_s, INTERVAL_RANGE),
+        distill_s=_bounded_int(environ, "UPKEEP_DISTILL_S", d.distill_s, INTERVAL_RANGE),
         start_s=_bounded_int(environ, "UPKEEP_START_S", d.start_s, INTERVAL_RANGE),
         defer_at=_bounded_int(environ, "UPKEEP_DEFER_AT", d.defer_at, DEFER_AT_RANGE),
     )

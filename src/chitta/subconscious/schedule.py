@@ -35,6 +35,9 @@ class UpkeepSettings:
     hygiene_s: int = 86_400
     #: CHITTA_UPKEEP_INDEXES_S: the attractors' and themes' upkeep this often; 0: never.
     indexes_s: int = 120
+    #: CHITTA_UPKEEP_DISTILL_S: with a model configured (distill.toml), look for finished
+    #: sessions to distil this often; 0: never.
+    distill_s: int = 60
     #: CHITTA_UPKEEP_START_S: no upkeep this soon after the daemon starts (its first
     #: requests go first); a sweep that is overdue starts then.
     start_s: int = 30

@@ -15,6 +15,9 @@ worker (subconscious/worker.py) decides when a step runs; a task knows only what
   recall pays for finding them; the themes (store/themes.py), when a recall has built them,
   are re-examined ``batch`` memories a step, each moved to a theme that fits it better (every
   write does this for 4). Neither writes to the store.
+- ``distill``: with a model configured (``distill.toml``), one batch of one finished agent
+  session a step, sent to the model and its curated memories stored (distill/sessions.py);
+  the model's answer is waited for outside the writer lock.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Protocol
 
 from chitta import hygiene
+from chitta.distill.sessions import Distiller
 from chitta.recall.attractors import TTL_S
 from chitta.store.records import Memory
 from chitta.subconscious.decay import MS_PER_DAY, decay_some
@@ -172,3 +176,26 @@ class IndexTask:
 
     def reset(self) -> None:
         self._left = None
+
+
+class DistillTask:
+    """Model distillation of finished sessions, one batch a step (distill/sessions.py)."""
+
+    name = "distill"
+
+    def __init__(self, interval_s: int, distiller: Distiller) -> None:
+        self.interval_s = interval_s
+        self.distiller = distiller
+
+    def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
+        # The model is asked outside ``writing``: a minute's wait must not hold back the
+        # daemon's writes.
+        counts = self.distiller.step(chitta, now, writing)
+        done = counts.get("sessions", 0)
+        # A batch answered: the next may be due at once. Nothing due, or the endpoint failing:
+        # the sweep ends, and the next is an interval away (the breaker's cooldown is one).
+        stop = not done or counts.get("breaker_open", 0) > 0 or counts.get("failed", 0) > 0
+        return Step(done, counts.get("stored", 0), dict(counts), finished=stop)
+
+    def reset(self) -> None:
+        """Nothing to drop: what waits is in the store."""

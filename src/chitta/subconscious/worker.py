@@ -33,9 +33,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from chitta.distill.sessions import Distiller
 from chitta.subconscious.embedding import EmbedQueue, EmbedTask
 from chitta.subconscious.schedule import UpkeepSettings, next_due, rest_after
-from chitta.subconscious.tasks import DecayTask, HygieneTask, IndexTask, Step, Task
+from chitta.subconscious.tasks import DecayTask, DistillTask, HygieneTask, IndexTask, Step, Task
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -80,6 +81,13 @@ def last_sweeps(store: Store) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _distilling(chitta: Chitta, settings: UpkeepSettings) -> list[Task]:
+    """The distillation task, when a model is configured and distillation is on."""
+    if not (chitta.distill and chitta.distill_settings.model_configured):
+        return []
+    return [DistillTask(settings.distill_s, Distiller(chitta.distill_settings))]
+
+
 class Subconscious:
     """The upkeep worker of one daemon (module docstring)."""
 
@@ -104,6 +112,7 @@ class Subconscious:
             DecayTask(settings.decay_s, settings.decay_batch),
             HygieneTask(settings.hygiene_s, settings.hygiene_batch),
             IndexTask(settings.indexes_s, settings.themes_batch),
+            *_distilling(chitta, settings),
         ) if t.interval_s > 0]  # fmt: skip
         self.queue = queue
         self.embed = EmbedTask(queue) if queue is not None else None
@@ -313,6 +322,9 @@ class Subconscious:
             busy = sum(s.busy_s for s in self._state.values())
         if self.queue is not None:
             tasks["embed"].update(waiting=len(self.queue), deferred=self.queue.deferred)
+        for task in self.tasks:
+            if isinstance(task, DistillTask):  # its models and its circuit breaker
+                tasks[task.name].update(task.distiller.status())
         running = self._thread is not None and self._thread.is_alive()
         return {"running": running, "enabled": self.settings.enabled,
                 "share": self.settings.share, "used_share": round(busy / up, 4),
