@@ -10,8 +10,9 @@ samples, how much it picks from the development sets, and what it costs a turn.
   label and by side.
 - **Cost**: the rules alone over every turn (median per turn), and a real store's
   ``remember`` of ``--turns`` LongMemEval turns as the Stop hook records them (an episode
-  with its session and role), with distillation on and off: the median and p95 per turn, and
-  the fragments stored.
+  with its session and role), with distillation off, with the rules, and with the rules and a
+  model configured (each turn marks its session as waiting): the median and p95 per turn,
+  and the fragments stored.
 
 Not part of chitta; the figures are in docs/benchmarks.md ("Distillation").
 """
@@ -91,13 +92,24 @@ def picks(all_turns: list[tuple[str, str, str]]) -> dict:
                                                1)}}  # fmt: skip
 
 
+#: What ``remember_cost`` compares: distillation off, the model-free rules, and the rules with
+#: a model configured (each turn then also marks its session as waiting for the model; the
+#: model itself is never reached here: no daemon runs, and sending happens in its worker).
+CONFIGS = ("off", "on", "model")
+#: A model on a port nothing listens on: what matters is that one is configured.
+MODEL_TOML = '[[model]]\nkind = "ollama"\nurl = "http://127.0.0.1:9"\nmodel = "none"\n'
+
+
 def remember_cost(all_turns: list[tuple[str, str, str]], n: int) -> dict:
     rng = random.Random(22)
     chosen = rng.sample([t for t in all_turns if t[0] == "lme" and 10 <= len(t[2]) <= 4000], n)
     out = {}
-    for distill in (False, True, False, True):  # twice each, alternating: warm caches alike
+    for config in CONFIGS * 2:  # twice each, in turn: warm caches alike
         with tempfile.TemporaryDirectory() as tmp:
-            settings = Settings(home=Path(tmp) / "h", distill=distill)
+            settings = Settings(home=Path(tmp) / "h", distill=config != "off")
+            if config == "model":
+                settings.home.mkdir(parents=True)
+                (settings.home / "distill.toml").write_text(MODEL_TOML)
             with Chitta.open(settings, through_daemon=False) as chitta:
                 times, stored = [], 0
                 for i, (_, role, text) in enumerate(chosen):
@@ -111,7 +123,7 @@ def remember_cost(all_turns: list[tuple[str, str, str]], n: int) -> dict:
                     times.append((time.perf_counter() - t) * 1000)
                     stored += len(done.distilled)
         times.sort()
-        out["on" if distill else "off"] = {
+        out[config] = {
             "median_ms": round(statistics.median(times), 2),
             "p95_ms": round(times[int(0.95 * len(times))], 2),
             "fragments": stored,

@@ -25,6 +25,12 @@ generated: `python -m chitta.cli.reference > docs/operations.md`.
 """
 
 
+#: The MCP tools listed only on a condition (mcp/server.py).
+LISTED_WHEN = {
+    "code": " (listed once code is indexed, or with CHITTA_MCP_CODE=on)",
+    "provenance": " (listed with CHITTA_MCP_PROVENANCE=1)",
+}
+
 def _range(p: Param) -> str:
     if p.choices:
         return " \\| ".join(f"`{c}`" for c in p.choices)
@@ -64,7 +70,7 @@ def operation(op: Operation) -> str:
         op.summary,
         "",
         f"- CLI: `chitta {COMMANDS.get(op.name, '—')}`; MCP: "
-        + (f"tool `{op.name}`" if op.mcp else "not a tool")
+        + (f"tool `{op.name}`{LISTED_WHEN.get(op.name, '')}" if op.mcp else "not a tool")
         + f"; {', '.join(how)}.",
     ]
     if op.params:

@@ -178,11 +178,12 @@ REMEMBER = Operation(
             "file", "text", "Source: the file it is about.", mcp=False, max_length=MAX_PATH_CHARS
         ),
         Param("url", "text", "Source: the URL it came from.", mcp=False, max_length=MAX_PATH_CHARS),
-        # The Stop hook's provenance of a turn; scoring ranks the assistant's own text lower.
+        # The Stop hook's provenance of a turn; scoring trusts the assistant's own text and a
+        # tool's output less than the user's words (docs/memory-model.md, Provenance).
         Param(
             "role",
             "text",
-            "Source: who said it in the session.",
+            "Source: who said it: the user, the assistant, or a tool (its output).",
             choices=SOURCE_ROLES,
             mcp=False,
             max_length=MAX_WORD_CHARS,
