@@ -158,3 +158,30 @@ def test_actr_factor_is_monotonic_and_bounded(a, b) -> None:
     lo, hi = sorted((a, b))
     assert actr_factor(lo, ACTR_ON) <= actr_factor(hi, ACTR_ON)
     assert 0.9 - 1e-12 <= actr_factor(lo, ACTR_ON) <= 1.1 + 1e-12
+
+
+@pytest.mark.parametrize(
+    ("source", "trust"),
+    [
+        (Source(), 1.0),
+        (Source(session="s", role="user"), 1.0),
+        (Source(session="s", role="assistant"), 0.8),
+        (Source(session="s", role="tool"), 0.7),
+        (Source(url="https://example.org/post"), 0.6),
+        (Source(file="/repo/README.md"), 0.95),
+        (Source(session="s", via="distiller:model/ollama:m/prompt-1", turns=("t",)), 0.9),
+    ],
+)
+def test_the_provenance_factor_is_the_trust_in_the_source(source: Source, trust: float) -> None:
+    assert factors(memory(source=source), None, 1, NOW, DEFAULT)["provenance"] == trust
+
+
+def test_a_trusted_source_outranks_its_kind_and_an_equal_memory_from_the_web() -> None:
+    docs = memory(source=Source(url="https://docs.python.org/3/library/json.html"))
+    blog = memory(source=Source(url="https://blog.example/json"))
+    assert score(1.0, docs, None, 1, NOW, DEFAULT).final == score(1.0, blog, None, 1, NOW,
+                                                                    DEFAULT).final  # fmt: skip
+    config = replace(DEFAULT, source_trust=(("url:https://docs.python.org/", 1.1),))
+    assert score(1.0, docs, None, 1, NOW, config).final > score(1.0, blog, None, 1, NOW,
+                                                                  config).final  # fmt: skip
+    assert factors(docs, None, 1, NOW, config)["provenance"] == 1.1
