@@ -34,7 +34,8 @@ from chitta.bench.scale.measure import clean_env
 from chitta.config import Settings
 from chitta.daemon.client import DaemonClient
 from chitta.daemon.launch import spawn_daemon, wait_for_daemon
-from chitta.distill.turns import REF_PREFIX as TURN_REF
+from chitta.store.provenance import drawn_from
+from chitta.store.records import Source
 
 CLOCK_NOTE = (
     "Each question runs on a daemon, and its hooks, with CHITTA_CLOCK_OFFSET_MS set so that "
@@ -117,17 +118,18 @@ class Replay:
         return last
 
     def _as_turns(self, refs: list[str], ledger: Ledger) -> tuple[list[str], int]:
-        """``refs`` with each distilled fragment (a memory whose source is ``turn:<id>``,
-        docs/distill.md) read as the turn it came from, and how many were fragments."""
+        """``refs`` with each distilled fragment (a memory drawn from a turn, its source's
+        ``turns``, docs/distill.md) read as the turn it came from, and how many were
+        fragments."""
         unknown = [r for r in refs if r not in ledger.episodes and not r.startswith("turn:")]
         turn_of = {}
         if unknown:
             with DaemonClient(self.socket) as client:
                 for ref in unknown:
                     memory = client.call("get_memory", id=ref)["memory"]
-                    source = (memory.get("source") or {}).get("ref") or ""
-                    if source.startswith(TURN_REF):
-                        turn_of[ref] = source[len(TURN_REF) :]
+                    drawn = drawn_from(Source.from_dict(memory.get("source") or {}))
+                    if drawn:
+                        turn_of[ref] = drawn[0]
         return [turn_of.get(r, r) for r in refs], len(turn_of)
 
     @staticmethod

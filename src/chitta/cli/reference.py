@@ -31,6 +31,7 @@ LISTED_WHEN = {
     "provenance": " (listed with CHITTA_MCP_PROVENANCE=1)",
 }
 
+
 def _range(p: Param) -> str:
     if p.choices:
         return " \\| ".join(f"`{c}`" for c in p.choices)
