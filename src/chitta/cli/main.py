@@ -37,7 +37,7 @@ from chitta.cli.common import errors as _errors
 from chitta.cli.common import guard_stdout
 from chitta.cli.common import settings_of as _settings
 from chitta.cli.model import model
-from chitta.config import load_settings
+from chitta.config import Settings, load_settings
 from chitta.errors import BadArgument
 from chitta.hooks.cli import hook, hooks, setup
 from chitta.scope import RealmChoice
@@ -97,9 +97,19 @@ def main(ctx: click.Context, home: Path | None, store_name: str | None) -> None:
 @click.option("--upkeep/--no-upkeep", "upkeep_on", default=True,
               help="Run background upkeep: decay, tier demotion, hygiene "
                    "[default: on unless CHITTA_UPKEEP=0; docs/daemon.md].")  # fmt: skip
+@click.option("--http", "http", default=None, metavar="HOST:PORT",
+              help="Also serve the REST API, MCP over HTTP and the memory browser here "
+                   "(loopback, e.g. 127.0.0.1:8765; another address needs --tls-cert and "
+                   "--tls-key). Every request needs the token `chitta http-token` prints "
+                   "(docs/http.md).")  # fmt: skip
+@click.option("--tls-cert", "tls_cert", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="The HTTP face's TLS certificate (PEM).")  # fmt: skip
+@click.option("--tls-key", "tls_key", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="The HTTP face's TLS private key (PEM).")  # fmt: skip
 @click.pass_context
 def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: int | None,
-          connection_idle: int | None, workers: int | None, upkeep_on: bool) -> None:  # fmt: skip
+          connection_idle: int | None, workers: int | None, upkeep_on: bool,
+          http: str | None, tls_cert: Path | None, tls_key: Path | None) -> None:  # fmt: skip
     """Serve the store over JSON-RPC on a Unix socket until SIGTERM or Ctrl-C (or --idle-exit).
 
     The socket is $CHITTA_HOME/chitta.sock unless CHITTA_SOCKET_PATH names another; the
@@ -119,6 +129,13 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
     with _errors():
         if deadline <= 0:
             raise BadArgument(f"--deadline must be positive, got {deadline}")
+        if (tls_cert is None) != (tls_key is None):
+            raise BadArgument("--tls-cert and --tls-key go together")
+        if tls_cert is not None and http is None:
+            raise BadArgument("--tls-cert and --tls-key are for --http")
+        # The address, the token and the certificate are checked and the port bound before
+        # the store opens: a port in use fails the start with nothing else begun.
+        face = _http_face(settings, http, tls_cert, tls_key) if http is not None else None
         try:
             # The daemon serves every client; each names its realm (chitta's own always do),
             # and a request that names none is about realm default.
@@ -126,6 +143,8 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
         except StoreLocked as exc:
             from chitta.daemon.client import daemon_answers
 
+            if face is not None:
+                face.stop()
             if not daemon_answers(settings.socket_path):
                 raise  # another command holds the store: not a daemon to connect to
             pid = f" (pid {exc.pid})" if exc.pid else ""
@@ -140,14 +159,56 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
                             idle_exit_s=idle_exit, upkeep=upkeep)  # fmt: skip
         except BaseException:
             chitta.close()
+            if face is not None:
+                face.stop()
             raise
+        if face is not None:
+            from chitta.http.app import build_app
+            from chitta.http.token import read_token
+
+            face.start(build_app(daemon.dispatch, token=read_token(settings.home),
+                                 address=face.address, settings=settings))  # fmt: skip
+            daemon.http_url = face.address.url
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: daemon.stop())
         click.echo(f"chitta serve: listening on {settings.socket_path} (pid {os.getpid()})",
                    err=True)  # fmt: skip
-        daemon.serve_forever()
+        if face is not None:
+            click.echo(f"chitta serve: HTTP on {face.address.url} (the token: chitta "
+                       "http-token)", err=True)  # fmt: skip
+        try:
+            daemon.serve_forever()
+        finally:
+            if face is not None:
+                face.stop()
         why = f" {daemon.stopped_because}" if daemon.stopped_because else ""
         click.echo(f"chitta serve: stopped{why}", err=True)
+
+
+def _http_face(settings: Settings, http: str, cert: Path | None, key: Path | None) -> Any:
+    """The daemon's HTTP face (chitta/http/), bound and checked, not yet serving."""
+    from chitta.http.app import Address, HttpFace, parse_address
+    from chitta.http.token import read_token
+
+    host, port = parse_address(http, tls=cert is not None)
+    read_token(settings.home)  # made now (owner-only) if there is none, or refused
+    return HttpFace(Address(host, port, cert is not None), cert=cert, key=key)
+
+
+@main.command("http-token")
+@click.option("--new", is_flag=True, help="Replace the token (every client needs the new one).")
+@click.pass_context
+def http_token(ctx: click.Context, new: bool) -> None:
+    """Print the HTTP face's access token (made, owner-only, on first use).
+
+    `chitta serve --http` needs every request to carry it: `Authorization: Bearer TOKEN`, or
+    given once on the browser's login page (docs/http.md). A daemon reads it when it starts:
+    restart it after --new.
+    """
+    from chitta.http.token import read_token
+
+    with _errors():
+        click.echo(read_token(_settings(ctx).home, new=new))
 
 
 @main.command()

@@ -152,6 +152,8 @@ class Daemon:
         self._trimmed = True  # no request since memory was last given back (guarded by _idle)
         #: Why serve_forever returned, for the exit line: None after stop() (a signal).
         self.stopped_because: str | None = None
+        #: The HTTP face's address, when `chitta serve --http` runs one (chitta/http/).
+        self.http_url: str | None = None
         self._listener = self._bind()
         self.admission = connections.Admission(_fitted_cap(limits.max_connections))
         self._acceptor = connections.Acceptor(self._listener, self.admission)
@@ -382,16 +384,9 @@ class Daemon:
             self.stats.record(method, _ms(started), False)
             return protocol.error_line(protocol.request_id_of(line), exc.code, str(exc))
         try:
-            entry = METHODS.get(request.method)
-            if entry is None:
-                raise protocol.ProtocolError(
-                    protocol.METHOD_NOT_FOUND,
-                    f"unknown method {request.method!r}; methods: {', '.join(sorted(METHODS))}",
-                )
-            method = entry.name
-            if self._stopping.is_set():
-                raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping")
-            result = self._run(entry, request.params, _progress(out, request))
+            if request.method in METHODS:
+                method = request.method
+            result = self.dispatch(request.method, request.params, _progress(out, request))
             ok = True
             reply = protocol.result_line(request.id, result)
         except protocol.ProtocolError as exc:
@@ -407,6 +402,23 @@ class Daemon:
             reply = protocol.error_line(request.id, protocol.INTERNAL_ERROR, "internal error")
         self.stats.record(method, _ms(started), ok)
         return None if request.notification else reply
+
+    def dispatch(self, method: str, params: dict[str, Any], progress: Any = None) -> dict[str, Any]:
+        """Run the operation ``method`` with ``params`` as a request of any client does — its
+        checks, the worker pool, the writer lock, the deadline — and return its result.
+        Raises :class:`~chitta.daemon.protocol.ProtocolError` (unknown method, stopping,
+        busy, timed out) or the operation's :class:`ChittaError`. The HTTP face
+        (chitta/http/) calls it too."""
+        self._touch()
+        entry = METHODS.get(method)
+        if entry is None:
+            raise protocol.ProtocolError(
+                protocol.METHOD_NOT_FOUND,
+                f"unknown method {method!r}; methods: {', '.join(sorted(METHODS))}",
+            )
+        if self._stopping.is_set():
+            raise protocol.ProtocolError(protocol.SHUTTING_DOWN, "the daemon is stopping")
+        return self._run(entry, params, progress)
 
     def _run(
         self, entry: Operation, params: dict[str, Any], progress: Any = None
@@ -466,7 +478,8 @@ class Daemon:
                  "idle_s": self.limits.connection_idle_s}  # fmt: skip
         reads = {"waiting": self.workers.waiting, "max_waiting": self.workers.max_waiting,
                  "refused": self.workers.refused}  # fmt: skip
-        return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "connections": conns,
+        return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "http": self.http_url,
+                "connections": conns,
                 "workers": self.limits.workers, "reads": reads,
                 "upkeep": self.upkeep.status()}  # fmt: skip
 

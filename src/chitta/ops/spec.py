@@ -198,10 +198,10 @@ class Operation:
         context = ctx if ctx is not None else Context(home=chitta.home)
         return {"ok": True, **self.run(chitta, given(params), context)}
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self, offered_in: str | None = "mcp") -> dict[str, Any]:
         """The MCP tool's input schema: the parameters offered to MCP (``required`` only when
-        some are)."""
-        offered = [p for p in self.params if p.mcp]
+        some are); ``offered_in=None``: every parameter (the REST API's request body)."""
+        offered = [p for p in self.params if offered_in is None or getattr(p, offered_in)]
         out: dict[str, Any] = {"type": "object",
                                "properties": {p.name: p.schema() for p in offered}}  # fmt: skip
         required = [p.name for p in offered if p.required]
