@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -540,6 +540,27 @@ class Chitta:
                     replace(new, supersedes=old.id, updated_at=now),
                 ]
             )
+
+    def edit(
+        self, memory_id: str, *, kind: str | Kind | None = None,
+        tags: str | Sequence[str] | None = None,
+    ) -> Memory:  # fmt: skip
+        """Correct a memory by hand: its ``kind`` (its decay rate follows) and its ``tags``
+        (replaced whole; ``[]`` removes them all). Its text stays: a memory that says
+        something else is a new memory that supersedes it."""
+        new_kind = parse_kind(kind) if kind is not None else None
+        new_tags = parse_tags(tags) if tags is not None else None
+        with self.store.write_lock():
+            m = self.store.get(memory_id)
+            changes: dict[str, Any] = {"updated_at": self.clock()}
+            if new_kind is not None and new_kind is not m.kind:
+                changes["kind"] = new_kind
+                changes["confidence"] = replace(m.confidence, tau=DECAY_RATE[new_kind])
+            if new_tags is not None:
+                changes["tags"] = new_tags
+            updated = replace(m, **changes)
+            self.store.update(updated)
+        return updated
 
     def strengthen(self, memory_id: str) -> Memory:
         """Positive evidence: confidence observes 1, strength goes up one step."""

@@ -145,6 +145,7 @@ def register(group: click.Group) -> None:
     op_command(group, "reconstruct", _reconstruction)
     op_command(group, "get_memory", _memory, name="show")
     op_command(group, "provenance", _provenance)
+    op_command(group, "edit_memory", _memory, name="edit")
     for name in ("forget", "restore", "purge", "strengthen", "weaken"):
         command = op_command(group, name, _each(name), many="id")
         command.help = command.help.replace("a memory", "memories") if command.help else None

@@ -212,6 +212,7 @@ class HttpFace:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.sock.bind((address.host, address.port))
+            self.sock.listen(128)  # connections wait in the backlog until uvicorn serves
         except OSError as exc:
             self.sock.close()
             raise BadArgument(f"--http {address.host}:{address.port}: cannot listen there: "

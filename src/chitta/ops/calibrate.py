@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 #: Above this many pairs the leave-one-out error (one refit per pair) is not computed.
 LOO_MAX_PAIRS = 2000
+#: Where the reliability diagram of the stored fit is kept (the fit's own data: the pairs it
+#: was fitted on are not kept).
+RELIABILITY_KEY = "calibration_reliability"
+#: The realm sizes the fit's curve is drawn for (`--show`).
+CURVE_SIZES = (100, 1_000, 10_000)
 
 
 def _choose(p: Params) -> str:
@@ -40,13 +45,35 @@ def _choose(p: Params) -> str:
 def _calibrate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     chosen = _choose(p)
     if chosen == "--show":
-        return report(chitta.calibration, None)
+        return {**report(chitta.calibration, None), **_drawn(chitta)}
     if chosen == "--reset":
         chitta.set_calibration(None)
+        chitta.store.delete_meta(RELIABILITY_KEY)
         return report(chitta.calibration, None)
     fit, pairs = _fit(chitta, p, ctx)
     chitta.set_calibration(fit)
-    return report(chitta.calibration, pairs)
+    data = report(chitta.calibration, pairs)
+    if "reliability" in data.get("fitted_on", {}):
+        chitta.store.set_meta(RELIABILITY_KEY, json.dumps(data["fitted_on"]["reliability"]))
+    return data
+
+
+def _drawn(chitta: Chitta) -> dict[str, Any]:
+    """What the memory browser draws of the fit in use: its curve (the calibrated chance of
+    each raw maximum relevance, which the band's threshold splits, for a few realm sizes)
+    and the reliability diagram of the queries it was fitted on (none for the default fit)."""
+    from chitta.recall.confidence import calibration as calib
+
+    fit = chitta.calibration
+    raws = [round(i / 20, 2) for i in range(21)]
+    curve = {str(n): [[r, round(calib.confidence(r, fit, n).calibrated, 4)] for r in raws]
+             for n in CURVE_SIZES}  # fmt: skip
+    stored = chitta.store.meta(RELIABILITY_KEY) if fit.source != "default" else None
+    try:
+        bins = json.loads(stored) if stored else None
+    except ValueError:
+        bins = None
+    return {"curve": curve, "reliability": bins if isinstance(bins, list) else None}
 
 
 def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
@@ -99,6 +126,7 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
             "hit@3": round(sum(hits) / len(hits), 4),
             "ece_raw": round(calib.ece([c.calibrated for c in calibrated], hits), 4),
             "ece_shown": round(calib.ece([c.shown for c in calibrated], hits), 4),
+            "reliability": calib.reliability([c.shown for c in calibrated], hits),
         }
         if len(pairs) <= LOO_MAX_PAIRS:
             # Leave-one-out: each query's displayed chance from a refit made without it.

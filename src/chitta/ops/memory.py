@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from chitta.config import MAX_CONTENT_CHARS
-from chitta.errors import ContentTooLong
+from chitta.errors import BadArgument, ContentTooLong
 from chitta.ops.common import (
     AGENT,
     CHANNEL,
@@ -88,6 +88,15 @@ def _get(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
     from chitta.wire import memory_reply
 
     return {"memory": memory_reply(chitta.get(p["id"], include_deleted=True))}
+
+
+def _edit(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
+    from chitta.wire import memory_reply
+
+    if p.get("kind") is None and p.get("tags") is None:
+        raise BadArgument("edit_memory changes the kind or the tags: give --kind or --tags")
+    return {"memory": memory_reply(chitta.edit(p["id"], kind=p.get("kind"),
+                                               tags=p.get("tags")))}  # fmt: skip
 
 
 def _provenance(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
@@ -311,6 +320,35 @@ SHOW = Operation(
     _get,
 )
 
+EDIT = Operation(
+    "edit_memory",
+    "Correct a memory's kind or tags by hand (its text stays: say something else as a new "
+    "memory that supersedes it).",
+    (
+        MEMORY_ID,
+        Param(
+            "kind",
+            "text",
+            "Its new kind.",
+            short="-k",
+            enum=KINDS,
+            max_length=MAX_WORD_CHARS,
+            cli_help=f"One of: {KINDS_HELP}.",
+        ),
+        Param(
+            "tags",
+            "tags",
+            "Its tags, replacing the old ones ([] removes them all).",
+            short="-t",
+            cli_help="Tags replacing the old ones: a list, or comma-separated.",
+            max_length=MAX_TAG_CHARS,
+            max_items=MAX_TAGS,
+        ),
+    ),
+    _edit,
+    writes=True,
+)
+
 PROVENANCE = Operation(
     "provenance",
     "Show where a memory came from: its source and the trust recall gives it, the turns it "
@@ -369,5 +407,5 @@ DECAY = Operation(
     writes=True,
 )  # fmt: skip
 
-OPERATIONS = (REMEMBER, RECALL, RECONSTRUCT, SHOW, PROVENANCE, FORGET, RESTORE, PURGE,
+OPERATIONS = (REMEMBER, RECALL, RECONSTRUCT, SHOW, EDIT, PROVENANCE, FORGET, RESTORE, PURGE,
               STRENGTHEN, WEAKEN, SUPERSEDE, DECAY)  # fmt: skip

@@ -512,6 +512,25 @@ def ece(predicted: Sequence[float], outcome: Sequence[bool], bins: int = ECE_BIN
     return float(total)
 
 
+def reliability(
+    predicted: Sequence[float], outcome: Sequence[bool], bins: int = ECE_BINS
+) -> list[dict[str, float]]:
+    """The reliability diagram behind :func:`ece`: for each equal-width bin that holds a
+    prediction, its range, how many fell in it, their mean predicted chance and the observed
+    rate (Niculescu-Mizil & Caruana 2005, "Predicting good probabilities")."""
+    p = np.asarray(predicted, dtype=float)
+    y = np.asarray(outcome, dtype=float)
+    index = np.minimum((p * bins).astype(int), bins - 1) if len(p) else p.astype(int)
+    out = []
+    for b in range(bins):
+        mask = index == b
+        if mask.any():
+            out.append({"low": b / bins, "high": (b + 1) / bins, "count": int(mask.sum()),
+                        "predicted": round(float(p[mask].mean()), 4),
+                        "observed": round(float(y[mask].mean()), 4)})  # fmt: skip
+    return out
+
+
 def loo_refit(calibrated: Sequence[float], outcome: Sequence[bool]) -> list[float]:
     """Each value's displayed chance under a refit over ``logit(p)`` made without it
     (leave-one-out), so the refit's calibration error is not measured on its own data."""
