@@ -76,6 +76,13 @@ def test_calibrate_fits_stores_shows_and_resets(home, tmp_path: Path) -> None:
     assert 0 < fit["threshold"] < 1
     shown = json.loads(_run(path, "calibrate", "--show", "--json").stdout)
     assert shown["calibration"] == fit
+    # What the memory browser draws: the fit's reliability diagram, kept beside it, and its
+    # curve (rising with the raw relevance) for three realm sizes.
+    bins = fitted["fitted_on"]["reliability"]
+    assert shown["reliability"] == bins and sum(b["count"] for b in bins) == 14
+    assert all(0 <= b["low"] <= b["predicted"] <= b["high"] <= 1 for b in bins)
+    curve = shown["curve"]["1000"]
+    assert len(curve) == 21 and curve[0][1] <= curve[-1][1]
     recall = json.loads(
         _run(path, "recall", "staging postgres port", "-r", "infra", "--json").stdout
     )
@@ -83,6 +90,7 @@ def test_calibrate_fits_stores_shows_and_resets(home, tmp_path: Path) -> None:
     assert recall["confidence"]["band"] == "KNOWN"
     human = _run(path, "calibrate", "--reset").stdout
     assert human.startswith("calibration: default (no fit stored)")
+    assert json.loads(_run(path, "calibrate", "--show", "--json").stdout)["reliability"] is None
 
 
 def test_calibrate_with_a_threshold_keeps_it(home, tmp_path: Path) -> None:
