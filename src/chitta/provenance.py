@@ -55,6 +55,8 @@ class Provenance:
     supersedes: Link | None
     superseded_by: Link | None
     replaced: tuple[Link, ...]  # memories it superseded (a distilled memory's fragments)
+    #: The code symbols it names (docs/code.md): (qualified name, path, changed since).
+    symbols: tuple[tuple[str, str | None, bool], ...] = ()
 
 
 def link(memory: Memory) -> Link:
@@ -75,8 +77,9 @@ def provenance(store: Store, scoring: ScoringConfig, memory_id: str) -> Provenan
     found = store.get_many(list(turn_ids)) if turn_ids else {}
     turns = tuple(link(found[t]) for t in turn_ids if t in found)
     replications = tuple((key, at) for _, key, at in store.replications([memory.id]))
-    own = replication_key(source)
-    distinct = {key for key, _ in replications} | ({own} if own else set())
+    # The memory's own source is one, identifiable or not; each other one stored it again.
+    own = replication_key(source) or f"memory:{memory.id}"
+    distinct = {key for key, _ in replications} | {own}
     return Provenance(
         memory=memory,
         source_kind=source_kind(source),
@@ -89,6 +92,10 @@ def provenance(store: Store, scoring: ScoringConfig, memory_id: str) -> Provenan
         supersedes=_linked(store, memory.supersedes),
         superseded_by=_linked(store, memory.superseded_by),
         replaced=_replaced(store, memory),
+        symbols=tuple(
+            (state.link.qualified, state.path, state.changed)
+            for state in store.code().links_of(memory.realm, [memory.id])
+        ),
     )
 
 

@@ -191,6 +191,8 @@ def provenance_to_dict(chain: Provenance) -> dict[str, Any]:
         "independent_sources": chain.independent_sources,
         "supersedes": brief(chain.supersedes), "superseded_by": brief(chain.superseded_by),
         "replaced": [brief(r) for r in chain.replaced],
+        "symbols": [{"qualified": q, "path": path, "changed": changed}
+                    for q, path, changed in chain.symbols],
     }  # fmt: skip
 
 

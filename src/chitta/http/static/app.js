@@ -313,6 +313,8 @@ async function memoryPage(id) {
     chain.replaced.length ? table(["replaced", "kind", "when", "text"], chain.replaced.map(linkRow)) : "",
     chain.replications.length ? table(["also stored by", "when"],
       chain.replications.map((r) => [r.source, r.at])) : "",
+    (chain.symbols || []).length ? table(["code it names", "where", "since it was linked"],
+      chain.symbols.map((s) => [s.qualified, s.path || "gone", s.changed ? "changed" : "same"])) : "",
     el("h2", {}, "Correct it"), edit, supersede);
 }
 
