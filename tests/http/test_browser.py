@@ -7,10 +7,13 @@ each page is kept in test-artifacts/browser/."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 
 MEMORIES = [
     ("We chose SQLite WAL over a custom log because crash recovery comes free", "wisdom"),
@@ -63,10 +66,10 @@ def test_every_page_loads_without_a_console_error(browser, logged_in, stocked) -
             "!document.querySelector('#main .note').textContent.startsWith('Load')"
         )
         assert browser.evaluate("document.querySelector('#main h1').textContent")
-        browser.screenshot(route.strip("#/"))
+        browser.screenshot(ARTIFACTS / (route.strip("#/") + ".png"))
     logged_in(f"#/memory/{stocked[0]}")
     browser.wait_for("document.getElementById('content')")
-    browser.screenshot("memory")
+    browser.screenshot(ARTIFACTS / "memory.png")
     assert browser.messages == []
 
 
@@ -76,12 +79,12 @@ def test_a_search_shows_its_hits_with_their_lanes_and_its_trace(browser, logged_
     assert browser.evaluate("document.querySelector('#hits li').dataset.id") == stocked[0]
     assert browser.evaluate("document.getElementById('band').textContent").startswith("KNOWN")
     assert browser.evaluate("document.querySelectorAll('#hits li:first-child .bar').length") >= 2
-    browser.screenshot("search-results")
+    browser.screenshot(ARTIFACTS / "search-results.png")
     browser.evaluate("document.getElementById('trace-link').click(); true")
     browser.wait_for("document.getElementById('stage-arms')")
     for stage in ("arms", "fusion", "scoring", "gate", "order", "coverage", "timing"):
         assert browser.evaluate(f"Boolean(document.getElementById('stage-{stage}'))"), stage
-    browser.screenshot("trace")
+    browser.screenshot(ARTIFACTS / "trace.png")
     assert browser.messages == []
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import socket
 import stat
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -173,3 +175,82 @@ def test_a_request_for_another_host_name_is_refused(http_daemon) -> None:
     status, reply, _ = http_daemon.request("/api/recall", {"query": "x"},
                                            headers={"Host": "evil.example:80"})  # fmt: skip
     assert (status, reply["error"]) == (421, "bad_host")
+
+
+def login(http_daemon) -> dict[str, str]:
+    """Log in as the browser does; the session's cookies."""
+    import http.cookies
+
+    form = f"token={http_daemon.token}".encode()
+    request = urllib.request.Request(http_daemon.url + "/login", data=form, method="POST")
+
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # the 303 is the answer itself
+            return None
+
+    opener = urllib.request.build_opener(Keep)
+    try:
+        opener.open(request, timeout=30)
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 303 and exc.headers["location"] == "/"
+        jar = http.cookies.SimpleCookie()
+        for header in exc.headers.get_all("set-cookie"):
+            jar.load(header)
+            assert "samesite=strict" in header.lower()
+        return {k: m.value for k, m in jar.items()}
+    raise AssertionError("no redirect after the login")
+
+
+def test_a_browser_session_needs_its_csrf_token_and_origin_for_a_change(http_daemon) -> None:
+    jar = login(http_daemon)
+    cookie = "; ".join(f"{k}={v}" for k, v in jar.items())
+    body = {"content": TEXT, "realm": "demo"}
+    status, reply, _ = http_daemon.request("/api/remember", body, token=None,
+                                           headers={"Cookie": cookie})  # fmt: skip
+    assert (status, reply["error"]) == (403, "csrf")
+    host = http_daemon.url.removeprefix("http://")
+    status, reply, _ = http_daemon.request(
+        "/api/remember",
+        body,
+        token=None,
+        headers={
+            "Cookie": cookie,
+            "X-CSRF-Token": jar["chitta_csrf"],
+            "Origin": "http://evil.example",
+        },
+    )
+    assert (status, reply["error"]) == (403, "csrf")
+    status, reply, _ = http_daemon.request(
+        "/api/remember",
+        body,
+        token=None,
+        headers={"Cookie": cookie, "X-CSRF-Token": jar["chitta_csrf"], "Origin": f"http://{host}"},
+    )
+    assert status == 200 and reply["ok"]
+    # A read needs the session only; after logging out the session is gone.
+    status, _, _ = http_daemon.request("/openapi.json", method="GET", token=None,
+                                       headers={"Cookie": cookie})  # fmt: skip
+    assert status == 200
+    http_daemon.request(
+        "/logout",
+        raw=b"",
+        token=None,
+        headers={"Cookie": cookie, "X-CSRF-Token": jar["chitta_csrf"]},
+    )
+    status, _, _ = http_daemon.request("/openapi.json", method="GET", token=None,
+                                       headers={"Cookie": cookie})  # fmt: skip
+    assert status == 401
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("/static/app.js", "javascript"), ("/static/app.css", "text/css"),
+     ("/static/favicon.svg", "image/svg+xml"), ("/login", "text/html")],
+)  # fmt: skip
+def test_the_browsers_own_files_are_served_without_the_token(http_daemon, path, kind) -> None:
+    req = urllib.request.Request(http_daemon.url + path)
+    with urllib.request.urlopen(req, timeout=30) as reply:
+        assert reply.status == 200 and kind in reply.headers["content-type"]
+        assert "script-src 'self'" in reply.headers["content-security-policy"]
+        text = reply.read().decode()
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")  # nothing remote
