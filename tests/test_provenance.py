@@ -57,7 +57,10 @@ def test_supersede_links_show_on_both_ends(chitta: Chitta) -> None:
 def test_a_forgotten_memory_has_a_chain_and_an_unknown_one_is_not_found(chitta: Chitta) -> None:
     done = chitta.remember("Use ruff, not flake8.", realm="w")
     chitta.forget(done.id)
-    assert chitta.provenance(done.id).memory.deleted
+    chain = chitta.provenance(done.id)
+    assert chain.memory.deleted
+    # No session, file or URL: the memory's own source still counts as one; no code named.
+    assert chain.independent_sources == 1 and chain.symbols == ()
     with pytest.raises(MemoryNotFound):
         chitta.provenance("01NOSUCHMEMORY0000000000000")
 

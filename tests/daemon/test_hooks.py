@@ -230,7 +230,8 @@ def test_stop_distills_the_users_correction_into_a_memory_of_its_own(
     fragment = next(h for h in hits if h["kind"] == "correction")
     assert fragment["content"] == "No, use pnpm, not npm for this repo."
     assert fragment["tags"] == ["operational"] and fragment["source"]["session"] == "s9"
-    assert fragment["source"]["ref"].startswith("turn:")
+    assert fragment["source"]["via"] == "distiller:rules/1"
+    assert len(fragment["source"]["turns"]) == 1  # the turn it was cut from
 
 
 def test_stop_dates_the_episode_by_the_prompt_line_timestamp(
