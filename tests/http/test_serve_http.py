@@ -110,3 +110,15 @@ def test_serve_over_tls(tmp_path: Path, launch) -> None:
         assert reply.headers["strict-transport-security"].startswith("max-age=")
     with pytest.raises((OSError, http.client.HTTPException)):  # plain HTTP gets no answer
         urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10)
+
+
+def test_the_listening_socket_is_tcp_so_nagle_is_off_for_its_connections() -> None:
+    # asyncio sets TCP_NODELAY only on sockets made with IPPROTO_TCP: without it, every
+    # keep-alive answer waited ~40 ms for the client's delayed ACK (docs/benchmarks.md).
+    from chitta.http.app import Address, HttpFace
+
+    face = HttpFace(Address("127.0.0.1", 0, False))
+    try:
+        assert face.sock.proto == socket.IPPROTO_TCP and face.address.port > 0
+    finally:
+        face.stop()

@@ -1,7 +1,7 @@
 """The daemon's HTTP face measured (issue 23): REST recall against the socket's on the same
 store, and the memory browser's search page with 100 hits in a real headless chromium.
 
-    PYTHONPATH=src python benchmarks/http.py benchmarks/results/http.json [--queries 100]
+    PYTHONPATH=src python benchmarks/http_face.py benchmarks/results/http.json [--queries 100]
 
 - **REST against the socket.** One daemon (`chitta serve --http`) over LoCoMo's first
   conversation (its turns as memories of one realm); its first ``--queries`` questions recalled
@@ -114,8 +114,8 @@ def page(home: Path, port: int, query: str, runs: int) -> dict:
     load_ms, search_ms = [], []
     with tempfile.TemporaryDirectory() as tmp, open_browser(Path(tmp) / "profile") as browser:
         log_in(browser, url, token)
-        for _ in range(runs):
-            browser.goto(url + "/#/search")
+        for run in range(runs):
+            browser.goto(f"{url}/?run={run}#/search")  # a new navigation each time
             browser.wait_for("document.getElementById('q')")
             load_ms.append(
                 browser.evaluate("performance.getEntriesByType('navigation')[0].loadEventEnd")
@@ -165,7 +165,7 @@ def main() -> None:
             proc.wait(timeout=60)
     record = {
         "benchmark": "http",
-        "command": "PYTHONPATH=src python benchmarks/http.py " + " ".join(sys.argv[1:]),
+        "command": "PYTHONPATH=src python benchmarks/http_face.py " + " ".join(sys.argv[1:]),
         "commit": environment.git_commit(),
         "machine": {**environment.machine(), "loadavg": environment.loadavg()},
         "store": {"conversation": conv.sample_id, "memories": len(conv.turns)},
