@@ -32,7 +32,10 @@ def modules(layer: str) -> list[Path]:
         ("embed", ("chitta.recall", "chitta.cli", "chitta.daemon", "chitta.mcp")),
         ("recall", ("chitta.cli", "chitta.daemon", "chitta.mcp", "chitta.hooks")),
         ("daemon", ("chitta.cli", "chitta.mcp", "chitta.hooks")),
-        ("hooks", ("chitta.cli", "chitta.mcp")),
+        ("hooks", ("chitta.cli", "chitta.mcp", "chitta.http")),
+        # The HTTP face (starlette, uvicorn) is the daemon's only when `serve --http` asks.
+        ("daemon", ("chitta.http",)),
+        ("store", ("chitta.http",)),
         ("learn", ("chitta.cli", "chitta.daemon", "chitta.mcp", "chitta.hooks", "chitta.api")),
         ("wire.py", ("chitta.cli", "chitta.daemon", "chitta.mcp")),
         # The store imports no settings: a backend is given its location and options.
