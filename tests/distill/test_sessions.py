@@ -243,3 +243,13 @@ def test_a_long_session_is_sent_in_batches_within_max_chars(chitta: Chitta, mode
     numbers = [int(n) for p in sent for n in re.findall(r"^\[(\d+)\]", p, re.M)]
     assert sum(1 for n in numbers if n == 1) == len(sent)  # each batch numbered from 1
     assert len(numbers) == 12  # every turn sent once
+
+
+def test_an_error_reply_that_echoes_the_conversation_is_not_quoted(chitta: Chitta, model) -> None:
+    distiller = configure(chitta, model.server.url)
+    session(chitta)
+    echo = json.dumps({"error": f"cannot parse: {TURNS[2][0]}"}).encode()
+    model.server.raw("/v1/chat/completions", echo, status=400)
+    assert distiller.step(chitta, chitta.clock())["failed"] == 1
+    said = distiller.breaker.stats()["last_error"]
+    assert "400" in said and "tabs over spaces" not in said

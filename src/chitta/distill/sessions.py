@@ -178,7 +178,10 @@ class Distiller:
         prompt = build_prompt(batch)
         counts["sessions"] += 1
         try:
-            text, label = self.breaker.call(self._ask, prompt)
+            # What the endpoint might echo in an error is blanked out of the error's excerpt:
+            # the breaker's last error shows in `chitta status`.
+            private = [prompt, *(" ".join(t.content.split()) for t in batch)]
+            text, label = self.breaker.call(self._ask, prompt, private)
         except CircuitOpen:
             counts["breaker_open"] += 1
             return
@@ -215,16 +218,16 @@ class Distiller:
             batch.append(turn)
         return batch
 
-    def _ask(self, prompt: str) -> tuple[str, str]:
+    def _ask(self, prompt: str, private: list[str]) -> tuple[str, str]:
         """The first answer of the model chain, with the model's label; ModelStepError
-        (naming every step's failure) when none answers."""
+        (naming every step's failure, ``private`` texts blanked out) when none answers."""
         errors = []
         for endpoint in self.settings.models:
             label = f"{endpoint.kind}:{endpoint.model}"
             # Counts only: what is sent is the user's conversation.
             log.info("distill: sending %d characters of a session to %s", len(prompt), label)
             try:
-                return ask_model(endpoint, prompt, self.env, [prompt]), label
+                return ask_model(endpoint, prompt, self.env, private), label
             except ModelStepError as exc:
                 errors.append(f"{label}: {exc}")
         raise ModelStepError("; ".join(errors))
