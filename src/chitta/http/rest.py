@@ -14,6 +14,7 @@ memory's text — never travel in a URL, which proxies and logs keep.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +28,8 @@ from chitta.daemon.methods import METHODS
 from chitta.errors import ChittaError
 from chitta.http.guard import error
 from chitta.ops import Operation
+
+log = logging.getLogger(__name__)
 
 Dispatch = Callable[[str, dict[str, Any]], dict[str, Any]]
 #: Protocol errors and their HTTP statuses.
@@ -109,6 +112,9 @@ def operation_route(dispatch: Dispatch, limit: int):
                                 status_code=_PROTOCOL_STATUS.get(exc.code, 400))  # fmt: skip
         except ChittaError as exc:
             return JSONResponse(error(exc.code, str(exc)), status_code=status_of(exc))
+        except Exception:  # a bug: logged with its traceback (no parameters), answered bare
+            log.exception("HTTP request %s failed", name)
+            return JSONResponse(error("internal_error", "internal error"), status_code=500)
         return JSONResponse(result, headers={"cache-control": "no-store"})
 
     return endpoint
