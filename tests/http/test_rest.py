@@ -254,3 +254,9 @@ def test_the_browsers_own_files_are_served_without_the_token(http_daemon, path, 
         assert "script-src 'self'" in reply.headers["content-security-policy"]
         text = reply.read().decode()
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "")  # nothing remote
+
+
+def test_the_openapi_document_is_valid_openapi_3_1() -> None:
+    from openapi_spec_validator import validate
+
+    validate(openapi())
