@@ -165,3 +165,18 @@ def test_a_wrong_token_on_the_login_page_is_said_and_logout_ends_the_session(
     browser.wait_for("location.pathname === '/login'")
     browser.goto(http_daemon.url + "/")
     browser.wait_for("location.pathname === '/login'")
+
+
+def test_a_search_takes_a_time_cue_and_says_when_it_is_not_json(browser, logged_in, stocked):
+    logged_in("#/search")
+    browser.evaluate("document.getElementById('time_cue').value = '{not json';"
+                     "document.getElementById('q').value = 'deploys';"
+                     "document.querySelector('form.search').requestSubmit(); true")  # fmt: skip
+    browser.wait_for("document.querySelector('#results .error')")
+    assert "not JSON" in browser.evaluate("document.querySelector('#results .error').textContent")
+    browser.evaluate("document.getElementById('time_cue').value = "
+                     "'{\"after\": \"2020-01-01\", \"confidence\": \"sure\"}';"
+                     "document.querySelector('form.search').requestSubmit(); true")  # fmt: skip
+    browser.wait_for("document.getElementById('hits')")
+    assert browser.evaluate("lastRecall.time_cue !== undefined")
+    assert browser.messages == []

@@ -89,6 +89,9 @@ function searchForm(onSearch) {
     el("option", { value: "rrf" }, "rrf"));
   const limit = el("input", { type: "number", id: "limit", min: 1, max: 200, value: 10 });
   const realm = el("input", { type: "text", id: "realm", placeholder: "default" });
+  const cue = el("input", { type: "text", id: "time_cue", class: "mono",
+    placeholder: '{"after": "2026-11-01", "confidence": "sure"}' });
+  const now = el("input", { type: "text", id: "now", placeholder: "2026-12-06" });
   const flags = {
     cross_realm: el("input", { type: "checkbox", id: "cross_realm" }),
     include_superseded: el("input", { type: "checkbox", id: "include_superseded" }),
@@ -102,6 +105,8 @@ function searchForm(onSearch) {
     el("div", {}, el("label", { for: "fusion" }, "Fusion"), fusion),
     el("div", {}, el("label", { for: "limit" }, "Limit"), limit),
     el("div", {}, el("label", { for: "realm" }, "Realm"), realm),
+    el("div", {}, el("label", { for: "time_cue" }, "Time cue (JSON, docs/time-cue.md)"), cue),
+    el("div", {}, el("label", { for: "now" }, "Asked at (if not now)"), now),
     el("div", {}, Object.entries(flags).map(([name, box]) =>
       el("label", { class: "check", for: box.id }, box, name.replace("_", " ")))),
     el("fieldset", {}, el("legend", {}, "Lanes switched off"),
@@ -116,6 +121,15 @@ function searchForm(onSearch) {
     if (realm.value.trim()) params.realm = realm.value.trim();
     const off = ablate.filter((b) => b.checked).map((b) => b.value);
     if (off.length) params.ablate = off;
+    if (now.value.trim()) params.now = now.value.trim();
+    if (cue.value.trim()) {
+      try {
+        params.time_cue = JSON.parse(cue.value);
+      } catch (err) {
+        onSearch(null, new Error(`the time cue is not JSON: ${err.message}`));
+        return;
+      }
+    }
     onSearch(params);
   });
   return form;
@@ -160,7 +174,11 @@ function hitsList(reply) {
 
 async function searchPage() {
   const results = el("section", { id: "results", "aria-label": "Results" });
-  const run = async (params) => {
+  const run = async (params, invalid) => {
+    if (invalid) {
+      results.replaceChildren(failure(invalid));
+      return;
+    }
     results.replaceChildren(el("p", { class: "note" }, "Recalling…"));
     try {
       const reply = await api("recall", params);
