@@ -84,6 +84,11 @@ def test_a_search_shows_its_hits_with_their_lanes_and_its_trace(browser, logged_
     browser.wait_for("document.getElementById('stage-arms')")
     for stage in ("arms", "fusion", "scoring", "gate", "order", "coverage", "timing"):
         assert browser.evaluate(f"Boolean(document.getElementById('stage-{stage}'))"), stage
+    # The words of the query that memories cover link to those memories.
+    covered = browser.evaluate("[...document.querySelectorAll('#stage-coverage td a')]"
+                               ".map((a) => a.textContent)")  # fmt: skip
+    assert stocked[0] in covered
+    assert "http" not in browser.evaluate("document.getElementById('stage-coverage').innerText")
     browser.screenshot(ARTIFACTS / "trace.png")
     assert browser.messages == []
 
