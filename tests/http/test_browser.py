@@ -68,7 +68,7 @@ def test_every_page_loads_without_a_console_error(browser, logged_in, stocked) -
         assert browser.evaluate("document.querySelector('#main h1').textContent")
         browser.screenshot(ARTIFACTS / (route.strip("#/") + ".png"))
     logged_in(f"#/memory/{stocked[0]}")
-    browser.wait_for("document.getElementById('content')")
+    browser.wait_for("document.getElementById('main').dataset.ready === 'yes'")
     browser.screenshot(ARTIFACTS / "memory.png")
     assert browser.messages == []
 

@@ -44,6 +44,11 @@ function show(...nodes) {
   root.replaceChildren(...nodes);
 }
 
+// A page says it has drawn its data (or its error): data-ready on <main>.
+function ready() {
+  main().dataset.ready = "yes";
+}
+
 function failure(err) {
   return el("p", { class: "error", role: "alert" }, err.message || String(err));
 }
@@ -197,6 +202,7 @@ async function searchPage() {
     document.getElementById("q").value = lastRecall.query;
   }
   document.getElementById("q").focus();
+  ready();
 }
 
 // --- the trace ------------------------------------------------------------------------------
@@ -215,6 +221,7 @@ function tracePage() {
   if (!lastRecall || !lastRecall.trace) {
     show(el("h1", {}, "Trace"), el("p", {}, "Search first: the trace of the last recall is drawn here. ",
       el("a", { href: "#/search" }, "Search")));
+    ready();
     return;
   }
   const t = lastRecall.trace;
@@ -255,6 +262,7 @@ function tracePage() {
   sections.push(el("section", { id: "stage-timing" }, el("h2", {}, "Timing (ms)"),
     traceBars(Object.entries(t.timing_ms || {}).filter(([k]) => k !== "total"), "timing")));
   show(...sections);
+  ready();
 }
 
 // --- one memory -----------------------------------------------------------------------------
@@ -271,6 +279,7 @@ async function memoryPage(id) {
     chain = await api("provenance", { id });
   } catch (err) {
     show(el("h1", {}, "Memory"), failure(err));
+    ready();
     return;
   }
   const act = (label, question, run, danger) => el("button", { type: "button",
@@ -334,6 +343,7 @@ async function memoryPage(id) {
     (chain.symbols || []).length ? table(["code it names", "where", "since it was linked"],
       chain.symbols.map((s) => [s.qualified, s.path || "gone", s.changed ? "changed" : "same"])) : "",
     el("h2", {}, "Correct it"), edit, supersede);
+  ready();
 }
 
 // --- status, calibration, relations, code ---------------------------------------------------
@@ -359,6 +369,7 @@ async function statusPage() {
   } catch (err) {
     show(el("h1", {}, "Status"), failure(err));
   }
+  ready();
 }
 
 const COLOURS = ["#1f5fbf", "#8a4b00", "#0a6b2e"];
@@ -430,6 +441,7 @@ async function calibrationPage() {
   } catch (err) {
     show(el("h1", {}, "Calibration"), failure(err));
   }
+  ready();
 }
 
 async function graphPage() {
@@ -470,6 +482,7 @@ async function graphPage() {
     } catch (err) {
       out.replaceChildren(failure(err));
     }
+    ready();
   };
   const form = el("form", { class: "actions" }, el("label", { for: "graph-realm" }, "Realm"), realmBox,
     el("button", { type: "submit" }, "Show"));
@@ -504,6 +517,7 @@ async function codePage() {
   }
   show(el("h1", {}, "Code"), outline ? el("pre", { class: "mono", id: "outline" }, outline)
     : el("p", { class: "note" }, "No code indexed in this realm: `chitta code index PATH`."), form, out);
+  ready();
 }
 
 // --- routing --------------------------------------------------------------------------------
@@ -520,6 +534,7 @@ const ROUTES = [
 
 function route() {
   const hash = window.location.hash || "#/search";
+  delete main().dataset.ready;
   for (const a of document.querySelectorAll("header nav a")) {
     if (a.getAttribute("href") === hash.split("/").slice(0, 2).join("/")) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
