@@ -458,10 +458,12 @@ async function graphPage() {
       const W = 640, H = 420, cx = W / 2, cy = H / 2, radius = Math.min(W, H) / 2 - 60;
       const at = new Map(names.map((n, i) => [n, [cx + radius * Math.cos((2 * Math.PI * i) / Math.max(1, names.length)),
         cy + radius * Math.sin((2 * Math.PI * i) / Math.max(1, names.length))]]));
-      const shapes = [];
+      const shapes = [svg("defs", {}, svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 16,
+        refY: 5, markerWidth: 8, markerHeight: 8, orient: "auto-start-reverse" },
+      svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#666" })))];
       for (const e of edges) {
         const [x1, y1] = at.get(e.subject), [x2, y2] = at.get(e.object);
-        shapes.push(svg("line", { x1, y1, x2, y2, class: "edge" }));
+        shapes.push(svg("line", { x1, y1, x2, y2, class: "edge", "marker-end": "url(#arrow)" }));
         shapes.push(svg("text", { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, "text-anchor": "middle" }, e.predicate));
       }
       for (const a of aliases) {
