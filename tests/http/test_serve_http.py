@@ -62,6 +62,8 @@ def test_http_token_prints_the_same_token_until_asked_for_a_new_one(tmp_path: Pa
     assert first.returncode == 0 and len(first.stdout.strip()) >= 40
     assert chitta(home, "http-token").stdout == first.stdout
     assert chitta(home, "http-token", "--new").stdout != first.stdout
+    shown = json.loads(chitta(home, "http-token", "--json").stdout)
+    assert shown["token"] == (home / "http-token").read_text().strip()
 
 
 @pytest.mark.parametrize(

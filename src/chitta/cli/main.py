@@ -197,18 +197,26 @@ def _http_face(settings: Settings, http: str, cert: Path | None, key: Path | Non
 
 @main.command("http-token")
 @click.option("--new", is_flag=True, help="Replace the token (every client needs the new one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")
 @click.pass_context
-def http_token(ctx: click.Context, new: bool) -> None:
+def http_token(ctx: click.Context, new: bool, as_json: bool) -> None:
     """Print the HTTP face's access token (made, owner-only, on first use).
 
     `chitta serve --http` needs every request to carry it: `Authorization: Bearer TOKEN`, or
     given once on the browser's login page (docs/http.md). A daemon reads it when it starts:
     restart it after --new.
     """
-    from chitta.http.token import read_token
+    import json
 
-    with _errors():
-        click.echo(read_token(_settings(ctx).home, new=new))
+    from chitta.http.token import read_token, token_path
+
+    with _errors(as_json):
+        home = _settings(ctx).home
+        token = read_token(home, new=new)
+        if as_json:
+            click.echo(json.dumps({"ok": True, "token": token, "file": str(token_path(home))}))
+        else:
+            click.echo(token)
 
 
 @main.command()
