@@ -34,5 +34,10 @@ def test_the_tools_answer_over_http(http_daemon) -> None:
                                                    "realm": "w"})  # fmt: skip
         reply = json.loads(found.content[0].text)
         assert reply["band"].startswith("KNOWN") and reply["hits"][0][1] == memory
+        # A call that names no realm is about realm default, as over REST and the socket.
+        await session.call_tool("remember", {"content": "The nightly backup runs at 02:00 UTC "
+                                             "from the ops host."})  # fmt: skip
 
     anyio.run(_session, http_daemon.url, http_daemon.token, body)
+    _, found, _ = http_daemon.request("/api/recall", {"query": "nightly backup"})
+    assert found["scope"]["realm"] == "default" and found["hits"]

@@ -166,8 +166,11 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
             from chitta.http.app import build_app
             from chitta.http.token import read_token
 
+            # Over HTTP, as over the socket, a call that names no realm is about realm
+            # default: the clients are not in the daemon's working directory.
             face.start(build_app(daemon.dispatch, token=read_token(settings.home),
-                                 address=face.address, settings=settings))  # fmt: skip
+                                 address=face.address,
+                                 settings=replace(settings, realm=RealmChoice())))  # fmt: skip
             daemon.http_url = face.address.url
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda *_: daemon.stop())
