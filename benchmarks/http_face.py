@@ -48,27 +48,21 @@ def figures(values: list[float]) -> dict[str, float]:
             "n": len(values)}  # fmt: skip
 
 
-def start(home: Path, port: int) -> subprocess.Popen:
+def start(home: Path) -> tuple[subprocess.Popen, str]:
+    """The daemon serving HTTP on a port the system picks, and its URL (from its status)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHITTA_")}
     env["CHITTA_HOME"] = str(home)
     env["CHITTA_UPKEEP"] = "0"  # nothing of the daemon's own in the measured time
-    proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve", "--http",
-                             f"127.0.0.1:{port}"], env=env, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-m", "chitta", "serve", "--http", "127.0.0.1:0"],
+                            env=env, stderr=subprocess.DEVNULL)  # fmt: skip
     socket = Settings(home=home).socket_path
     deadline = time.monotonic() + 120
     while not daemon_answers(socket):
         if time.monotonic() > deadline or proc.poll() is not None:
             raise RuntimeError("the daemon did not start")
         time.sleep(0.1)
-    return proc
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    with DaemonClient(socket) as client:
+        return proc, client.call("memory_status")["daemon"]["http"]
 
 
 def rest_recall(conn: http.client.HTTPConnection, token: str, query: str) -> dict:
@@ -82,9 +76,10 @@ def rest_recall(conn: http.client.HTTPConnection, token: str, query: str) -> dic
     return data
 
 
-def compare(home: Path, port: int, questions: list[str], rounds: int) -> dict:
+def compare(home: Path, url: str, questions: list[str], rounds: int) -> dict:
     token = (home / "http-token").read_text().strip()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
     socket_ms: list[float] = []
     rest_ms: list[float] = []
     with DaemonClient(Settings(home=home).socket_path) as client:
@@ -108,8 +103,7 @@ def compare(home: Path, port: int, questions: list[str], rounds: int) -> dict:
                                              - statistics.median(socket_ms), 2)}  # fmt: skip
 
 
-def page(home: Path, port: int, query: str, runs: int) -> dict:
-    url = f"http://127.0.0.1:{port}"
+def page(home: Path, url: str, query: str, runs: int) -> dict:
     token = (home / "http-token").read_text().strip()
     load_ms, search_ms = [], []
     with tempfile.TemporaryDirectory() as tmp, open_browser(Path(tmp) / "profile") as browser:
@@ -151,15 +145,14 @@ def main() -> None:
     questions = [q.question for q in conv.questions][: args.queries]
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "h"
-        port = free_port()
-        proc = start(home, port)
+        proc, url = start(home)
         try:
             with DaemonClient(Settings(home=home).socket_path) as client:
                 for turn in conv.turns:
                     client.call("remember", content=turn.memory_text, realm=REALM,
                                 kind="episode", session=f"s{turn.session}")  # fmt: skip
-            latency = compare(home, port, questions, args.rounds)
-            browsing = page(home, port, "what did they talk about", args.page_runs)
+            latency = compare(home, url, questions, args.rounds)
+            browsing = page(home, url, "what did they talk about", args.page_runs)
         finally:
             proc.terminate()
             proc.wait(timeout=60)

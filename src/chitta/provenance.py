@@ -80,11 +80,12 @@ def provenance(store: Store, scoring: ScoringConfig, memory_id: str) -> Provenan
     # The memory's own source is one, identifiable or not; each other one stored it again.
     own = replication_key(source) or f"memory:{memory.id}"
     distinct = {key for key, _ in replications} | {own}
+    kind, name = source_kind(source), source_name(source)
     return Provenance(
         memory=memory,
-        source_kind=source_kind(source),
-        source_name=source_name(source),
-        trust=scoring.trusted(source_kind(source), source_name(source)),
+        source_kind=kind,
+        source_name=name,
+        trust=scoring.trusted(kind, name),
         turns=turns,
         missing_turns=tuple(t for t in turn_ids if t not in found),
         replications=replications,

@@ -4,7 +4,6 @@ headless browser (Debian's chromium) driven over its DevTools protocol."""
 from __future__ import annotations
 
 import json
-import socket
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,12 +15,6 @@ import pytest
 from chitta.bench.browser import CHROMIUM, Browser, log_in, open_browser
 from chitta.config import Settings
 from chitta.daemon.client import DaemonClient
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -63,14 +56,29 @@ class HttpDaemon:
             return status, {"raw": text.decode(errors="replace")}, got
 
 
+ServeHttp = Callable[..., HttpDaemon]
+
+
 @pytest.fixture
-def http_daemon(tmp_path: Path, launch) -> Iterator[HttpDaemon]:
-    """A daemon serving HTTP on a free loopback port, its home in ``tmp_path``."""
-    home = tmp_path / "h"
-    port = free_port()
-    launch(home, "--http", f"127.0.0.1:{port}")
-    token = (home / "http-token").read_text().strip()
-    yield HttpDaemon(home, f"http://127.0.0.1:{port}", token, Settings(home=home).socket_path)
+def serve_http(launch) -> ServeHttp:
+    """Start a daemon serving HTTP on a port the system picks (``--http 127.0.0.1:0``, the
+    port read back from its status): ``serve_http(home, *more_serve_args, env=None)``."""
+
+    def start(home: Path, *args: str, env: dict[str, str] | None = None) -> HttpDaemon:
+        launch(home, "--http", "127.0.0.1:0", *args, env=env)
+        socket_path = Settings(home=home).socket_path
+        with DaemonClient(socket_path) as client:
+            url = client.call("memory_status")["daemon"]["http"]
+        token = (home / "http-token").read_text().strip()
+        return HttpDaemon(home, url, token, socket_path)
+
+    return start
+
+
+@pytest.fixture
+def http_daemon(tmp_path: Path, serve_http: ServeHttp) -> HttpDaemon:
+    """A daemon serving HTTP on loopback, its home in ``tmp_path``."""
+    return serve_http(tmp_path / "h")
 
 
 # --- a real browser -------------------------------------------------------------------------

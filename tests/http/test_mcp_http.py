@@ -34,10 +34,21 @@ def test_the_tools_answer_over_http(http_daemon) -> None:
                                                    "realm": "w"})  # fmt: skip
         reply = json.loads(found.content[0].text)
         assert reply["band"].startswith("KNOWN") and reply["hits"][0][1] == memory
-        # A call that names no realm is about realm default, as over REST and the socket.
+
+    anyio.run(_session, http_daemon.url, http_daemon.token, body)
+
+
+def test_a_call_that_names_no_realm_is_about_default_whatever_the_daemons_realm_rule(
+    tmp_path, serve_http
+) -> None:
+    # The daemon's own realm rule (here CHITTA_REALM) is about its working directory; an
+    # HTTP client is elsewhere, so over /mcp, as over REST and the socket, it is default.
+    daemon = serve_http(tmp_path / "h", env={"CHITTA_REALM": "the-daemons-own"})
+
+    async def body(session: ClientSession) -> None:
         await session.call_tool("remember", {"content": "The nightly backup runs at 02:00 UTC "
                                              "from the ops host."})  # fmt: skip
 
-    anyio.run(_session, http_daemon.url, http_daemon.token, body)
-    _, found, _ = http_daemon.request("/api/recall", {"query": "nightly backup"})
+    anyio.run(_session, daemon.url, daemon.token, body)
+    _, found, _ = daemon.request("/api/recall", {"query": "nightly backup"})
     assert found["scope"]["realm"] == "default" and found["hits"]

@@ -17,11 +17,8 @@ from pathlib import Path
 
 import pytest
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from chitta.config import Settings
+from chitta.daemon.client import DaemonClient
 
 
 def chitta(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -101,8 +98,11 @@ def test_a_certificate_that_does_not_load_is_refused(tmp_path: Path) -> None:
 def test_serve_over_tls(tmp_path: Path, launch) -> None:
     cert, key = make_certificate(tmp_path)
     home = tmp_path / "h"
-    port = free_port()
-    launch(home, "--http", f"127.0.0.1:{port}", "--tls-cert", str(cert), "--tls-key", str(key))
+    launch(home, "--http", "127.0.0.1:0", "--tls-cert", str(cert), "--tls-key", str(key))
+    with DaemonClient(Settings(home=home).socket_path) as client:
+        url = client.call("memory_status")["daemon"]["http"]
+    assert url.startswith("https://127.0.0.1:")
+    port = int(url.rsplit(":", 1)[1])
     token = (home / "http-token").read_text().strip()
     context = ssl.create_default_context(cafile=str(cert))
     request = urllib.request.Request(f"https://127.0.0.1:{port}/api/memory_status", data=b"{}",

@@ -135,7 +135,7 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
             raise BadArgument("--tls-cert and --tls-key are for --http")
         # The address, the token and the certificate are checked and the port bound before
         # the store opens: a port in use fails the start with nothing else begun.
-        face = _http_face(settings, http, tls_cert, tls_key) if http is not None else None
+        face, token = (None, "") if http is None else _http_face(settings, http, tls_cert, tls_key)
         try:
             # The daemon serves every client; each names its realm (chitta's own always do),
             # and a request that names none is about realm default.
@@ -164,12 +164,10 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
             raise
         if face is not None:
             from chitta.http.app import build_app
-            from chitta.http.token import read_token
 
             # Over HTTP, as over the socket, a call that names no realm is about realm
             # default: the clients are not in the daemon's working directory.
-            face.start(build_app(daemon.dispatch, token=read_token(settings.home),
-                                 address=face.address,
+            face.start(build_app(daemon.dispatch, token=token, address=face.address,
                                  settings=replace(settings, realm=RealmChoice())))  # fmt: skip
             daemon.http_url = face.address.url
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -188,14 +186,17 @@ def serve(ctx: click.Context, deadline: float, idle_exit: int, max_connections: 
         click.echo(f"chitta serve: stopped{why}", err=True)
 
 
-def _http_face(settings: Settings, http: str, cert: Path | None, key: Path | None) -> Any:
-    """The daemon's HTTP face (chitta/http/), bound and checked, not yet serving."""
+def _http_face(
+    settings: Settings, http: str, cert: Path | None, key: Path | None
+) -> tuple[Any, str]:
+    """The daemon's HTTP face (chitta/http/), bound and checked, not yet serving, and its
+    token (made now, owner-only, if there is none)."""
     from chitta.http.app import Address, HttpFace, parse_address
     from chitta.http.token import read_token
 
     host, port = parse_address(http, tls=cert is not None)
-    read_token(settings.home)  # made now (owner-only) if there is none, or refused
-    return HttpFace(Address(host, port, cert is not None), cert=cert, key=key)
+    token = read_token(settings.home)
+    return HttpFace(Address(host, port, cert is not None), cert=cert, key=key), token
 
 
 @main.command("http-token")

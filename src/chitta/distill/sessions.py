@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from chitta.cited.synth import ModelStepError, ask_model
-from chitta.distill.model import PROMPT_VERSION, Curated, build_prompt, read_reply
+from chitta.distill.model import PROMPT_VERSION, Curated, build_prompt, read_reply, turn_line
 from chitta.distill.settings import DistillSettings
 from chitta.distill.turns import TAG as FRAGMENT_TAG
 from chitta.distill.turns import is_turn
@@ -203,17 +203,21 @@ class Distiller:
         counts["abstained"] += reading.abstained
         via = f"{DISTILLER}model/{label}/{PROMPT_VERSION}"
         with writing():
+            # The batch's fragments are read once, for all the memories the reply kept.
+            fragments = _fragments_of(chitta, row, batch) if reading.kept else []
             for curated in reading.kept:
-                stored, replaced = _store(chitta, row, curated, via, turns)
+                stored, replaced = _store(chitta, row, curated, via, batch, fragments)
                 counts["stored"] += stored
                 counts["superseded"] += replaced
             _advance(chitta, row, batch[-1].id, attempts=0)
 
     def _batch(self, turns: list[Memory]) -> list[Memory]:
         """The first turns whose prompt stays within ``max_chars`` (one at the least)."""
+        size = len(build_prompt([]))  # the fixed text; each turn adds its line
         batch: list[Memory] = []
-        for turn in turns:
-            if batch and len(build_prompt([*batch, turn])) > self.settings.max_chars:
+        for number, turn in enumerate(turns, start=1):
+            size += len(turn_line(number, turn)) + (1 if batch else 0)  # the line break
+            if batch and size > self.settings.max_chars:
                 break
             batch.append(turn)
         return batch
@@ -261,10 +265,11 @@ def _forget_row(chitta: Chitta, row: Waiting) -> None:
         chitta.store.delete_meta(row.key)
 
 
-def _store(chitta: Chitta, row: Waiting, curated: Curated, via: str,
-           turns: list[Memory]) -> tuple[int, int]:  # fmt: skip
-    """Store one curated memory; (1 if it is new, the fragments it superseded)."""
-    by_id = {t.id: t for t in turns}
+def _store(chitta: Chitta, row: Waiting, curated: Curated, via: str, batch: list[Memory],
+           fragments: list[Memory]) -> tuple[int, int]:  # fmt: skip
+    """Store one curated memory of ``batch``; (1 if it is new, the ``fragments`` it
+    superseded)."""
+    by_id = {t.id: t for t in batch}
     cited = [by_id[i] for i in curated.turns]
     first = cited[0]
     embedded = chitta.embedder.embed([curated.content])
@@ -285,23 +290,30 @@ def _store(chitta: Chitta, row: Waiting, curated: Curated, via: str,
     done = chitta.insert_gated(memory, vector, besides=Kind.EPISODE)
     if done.deduplicated:
         return 0, 0
-    return 1, _supersede_fragments(chitta, row, done.id, vector, set(curated.turns))
+    return 1, _supersede_fragments(chitta, done.id, vector, set(curated.turns), fragments)
 
 
-def _supersede_fragments(chitta: Chitta, row: Waiting, new: str, vector: np.ndarray,
-                         cited: set[str]) -> int:  # fmt: skip
-    """Supersede the live fragments of the ``cited`` turns that say what ``new`` says."""
+def _fragments_of(chitta: Chitta, row: Waiting, batch: list[Memory]) -> list[Memory]:
+    """The live fragments cut from the turns of ``batch``: tagged ``operational`` and drawn
+    from one of them (``via`` and ``turns`` since the provenance spine; older ones name
+    their turn in ``ref``)."""
+    turns = {t.id for t in batch}
     ids = chitta.store.session_recent(row.session, MAX_SESSION_TURNS)
-    # A fragment: tagged ``operational`` and drawn from a turn (``via`` says so since the
-    # provenance spine; older ones name their turn in ``ref``).
-    fragments = [m for m in chitta.store.get_many(ids).values()
-                 if FRAGMENT_TAG in m.tags and m.superseded_by is None
-                 and m.realm == row.realm and cited & set(drawn_from(m.source))]  # fmt: skip
-    if not fragments:
+    return [m for m in chitta.store.get_many(ids).values()
+            if FRAGMENT_TAG in m.tags and m.superseded_by is None
+            and m.realm == row.realm and turns & set(drawn_from(m.source))]  # fmt: skip
+
+
+def _supersede_fragments(chitta: Chitta, new: str, vector: np.ndarray, cited: set[str],
+                         fragments: list[Memory]) -> int:  # fmt: skip
+    """Supersede the ``fragments`` of the ``cited`` turns that say what ``new`` says (each
+    at most once: one superseded here is not offered to the next memory)."""
+    mine = [m for m in fragments if cited & set(drawn_from(m.source))]
+    if not mine:
         return 0
-    vectors = chitta.store.vectors_for([m.id for m in fragments])
+    vectors = chitta.store.vectors_for([m.id for m in mine])
     replaced = 0
-    for fragment in fragments:
+    for fragment in mine:
         other = vectors.get(fragment.id)
         if other is None or float(np.dot(other, vector)) < SUPERSEDE_COSINE:
             continue
@@ -309,5 +321,6 @@ def _supersede_fragments(chitta: Chitta, row: Waiting, new: str, vector: np.ndar
             chitta.supersede(fragment.id, new)
         except BadArgument:  # another agent's or channel's fragment: it stays as it is
             continue
+        fragments.remove(fragment)
         replaced += 1
     return replaced

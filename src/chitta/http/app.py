@@ -30,7 +30,7 @@ from chitta.config import Settings
 from chitta.daemon.protocol import MAX_REQUEST_BYTES
 from chitta.errors import BadArgument
 from chitta.http.guard import CSRF_COOKIE, SESSION_COOKIE, SESSION_S, Guard, Limiter, Sessions
-from chitta.http.rest import Dispatch, openapi, operation_route
+from chitta.http.rest import Dispatch, openapi, operation_route, read_body
 from chitta.http.token import same
 
 log = logging.getLogger(__name__)
@@ -163,11 +163,9 @@ async def _login_page(request: Request) -> Response:
 
 def _login(token: str, sessions: Sessions, limiter: Limiter, tls: bool):
     async def login(request: Request) -> Response:
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_LOGIN_BYTES:
-                return HTMLResponse("form too large", status_code=413)
+        body = await read_body(request, MAX_LOGIN_BYTES)
+        if body is None:
+            return HTMLResponse("form too large", status_code=413)
         form = urllib.parse.parse_qs(body.decode("latin-1"))
         given = (form.get("token") or [""])[0].strip()
         if not same(given, token):

@@ -13,9 +13,11 @@ memory's text — never travel in a URL, which proxies and logs keep.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -44,9 +46,10 @@ _PROTOCOL_CODE = {
 }  # fmt: skip
 
 
-def rest_operations() -> dict[str, Operation]:
-    """The operations the REST API offers: every method the daemon answers."""
-    return {name: op for name, op in sorted(METHODS.items()) if not op.local}
+@functools.cache
+def rest_operations() -> Mapping[str, Operation]:
+    """The operations the REST API offers: every method the daemon answers (made once)."""
+    return MappingProxyType({name: op for name, op in sorted(METHODS.items()) if not op.local})
 
 
 def status_of(exc: ChittaError) -> int:
@@ -62,17 +65,28 @@ def status_of(exc: ChittaError) -> int:
     return 500
 
 
-async def read_json(request: Request, limit: int) -> dict[str, Any] | JSONResponse:
-    """The request's JSON object, or the error answer: over ``limit`` bytes, not JSON, not
-    UTF-8, not an object."""
-    size = int(request.headers.get("content-length") or 0)
-    if size > limit:
-        return _too_large(limit)
-    body = b""
+async def read_body(request: Request, limit: int) -> bytes | None:
+    """The request's body, or None when it is over ``limit`` bytes (said by its
+    Content-Length, or found while reading: the rest is never read)."""
+    try:
+        if int(request.headers.get("content-length") or 0) > limit:
+            return None
+    except ValueError:
+        pass  # a malformed length: the body's own size decides
+    body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > limit:
-            return _too_large(limit)
+            return None
+    return bytes(body)
+
+
+async def read_json(request: Request, limit: int) -> dict[str, Any] | JSONResponse:
+    """The request's JSON object, or the error answer: over ``limit`` bytes, not JSON, not
+    UTF-8, not an object."""
+    body = await read_body(request, limit)
+    if body is None:
+        return _too_large(limit)
     if not body.strip():
         return {}
     try:

@@ -46,7 +46,8 @@ import logging
 import math
 import threading
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -302,22 +303,19 @@ class Learner:
         newest kept recall that returned it; how many found one. Saves the states changed."""
         if not self.enabled:
             return 0
-        credited, changed = 0, set()
-        with self._writing:
-            with self._lock:
-                for memory_id in memory_ids:
-                    record = self._find(memory_id, session, now)
-                    if record is None:
-                        continue
-                    state = self._state(record.key)
-                    if state.off:
-                        continue
-                    rank = record.ranks[memory_id]
-                    self._credit(state, record, value * weight / math.log2(1 + rank))
-                    credited += 1
-                    changed.add(record.key)
-                saved = {key: self._snapshot(key) for key in changed}
-            self._write(saved)
+        credited = 0
+        with self._changing() as changed:
+            for memory_id in memory_ids:
+                record = self._find(memory_id, session, now)
+                if record is None:
+                    continue
+                state = self._state(record.key)
+                if state.off:
+                    continue
+                rank = record.ranks[memory_id]
+                self._credit(state, record, value * weight / math.log2(1 + rank))
+                credited += 1
+                changed.add(record.key)
         return credited
 
     def _credit(self, state: RealmState, record: _Recall, reward: float) -> None:
@@ -383,25 +381,21 @@ class Learner:
     def reset(self, realm: str) -> int:
         """Forget what ``realm`` learned (it stays on or off as it was); the events forgotten."""
         key = self._key(realm)
-        with self._writing:
-            with self._lock:
-                state = self._state(key)
-                forgotten = state.events
-                self._states[key] = RealmState(off=state.off)
-                self._recalls = deque((r for r in self._recalls if r.key != key),
-                                      maxlen=KEPT_RECALLS)  # fmt: skip
-                saved = {key: self._snapshot(key)}
-            self._write(saved)
+        with self._changing() as changed:
+            state = self._state(key)
+            forgotten = state.events
+            self._states[key] = RealmState(off=state.off)
+            self._recalls = deque((r for r in self._recalls if r.key != key),
+                                  maxlen=KEPT_RECALLS)  # fmt: skip
+            changed.add(key)
         return forgotten
 
     def switch(self, realm: str, on: bool) -> None:
         """Turn learning on or off for ``realm`` (kept; what was learned is kept too)."""
         key = self._key(realm)
-        with self._writing:
-            with self._lock:
-                self._state(key).off = not on
-                saved = {key: self._snapshot(key)}
-            self._write(saved)
+        with self._changing() as changed:
+            self._state(key).off = not on
+            changed.add(key)
 
     def _mode(self, state: RealmState) -> str:
         if not self.enabled:
@@ -429,6 +423,18 @@ class Learner:
             # (its next feedback event writes a good one).
             log.warning("the learner's state of a realm is unreadable; starting from the preset")
             return RealmState()
+
+    @contextmanager
+    def _changing(self) -> Iterator[set[str]]:
+        """Change states under the state lock (the body adds the keys it changed), then
+        write them under the write lock alone: one write at a time, in the order of the
+        changes, and no recall waits for a commit's sync to disk to draw."""
+        changed: set[str] = set()
+        with self._writing:
+            with self._lock:
+                yield changed
+                saved = {key: self._snapshot(key) for key in changed}
+            self._write(saved)
 
     def _snapshot(self, key: str) -> str | None:
         """The state of ``key`` as it is to be written (None: nothing to keep). Under the

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chitta import hygiene
 from chitta.distill.sessions import Distiller
@@ -199,3 +199,7 @@ class DistillTask:
 
     def reset(self) -> None:
         """Nothing to drop: what waits is in the store."""
+
+    def status(self) -> dict[str, Any]:
+        """Its models and its circuit breaker, for `chitta status`."""
+        return self.distiller.status()

@@ -323,8 +323,9 @@ class Subconscious:
         if self.queue is not None:
             tasks["embed"].update(waiting=len(self.queue), deferred=self.queue.deferred)
         for task in self.tasks:
-            if isinstance(task, DistillTask):  # its models and its circuit breaker
-                tasks[task.name].update(task.distiller.status())
+            own = getattr(task, "status", None)  # a task's own figures, if it keeps any
+            if own is not None:
+                tasks[task.name].update(own())
         running = self._thread is not None and self._thread.is_alive()
         return {"running": running, "enabled": self.settings.enabled,
                 "share": self.settings.share, "used_share": round(busy / up, 4),
