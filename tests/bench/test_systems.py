@@ -178,3 +178,21 @@ def test_a_longmemeval_report_uses_its_types_and_tables_ndcg_and_mrr_per_type() 
 def _setup(system):
     system.setup()
     return system
+
+
+def test_a_user_assistant_chat_keeps_its_roles_and_named_speakers_none(embedder, tmp_path) -> None:
+    chat = tuple(
+        Turn(f"D1:{i + 1}", 1, speaker, text, None, 1_700_000_000_000)
+        for i, (speaker, text) in enumerate([
+            ("user", "I adopted a grey cat called Miso last spring."),
+            ("assistant", "Congratulations on adopting Miso! Cats love a routine."),
+        ])
+    )  # fmt: skip
+    store = ChittaStore(tmp_path / "chitta", embedder.inner)
+    store.load("chat", Conversation("chat", chat, ((1, 1_700_000_000_000),), ()))
+    store.load("mini", DATA.conversations[0])
+    roles = {store.turn_of[m.id] + "@" + m.realm: m.source.role
+             for m in store.open().store.iter_memories()}  # fmt: skip
+    store.close()
+    assert roles["D1:1@chat"] == "user" and roles["D1:2@chat"] == "assistant"
+    assert roles["D1:1@mini"] is None  # "Ann" is a person, not a role

@@ -2,7 +2,9 @@
 or an empty PostgreSQL database given by URL).
 
 Each turn becomes one memory (its ``dia_id`` as the source reference, its session's time as
-``event_time``) and each session an episode, through the JSONL importer (no near-duplicate
+``event_time``, and its speaker as the source's ``role`` when the speaker is one:
+LongMemEval's ``user`` and ``assistant``, as the hooks record a real session's turns) and
+each session an episode, through the JSONL importer (no near-duplicate
 gate: LoCoMo repeats short turns such as "Bye!", and each must keep its own id). Several
 strategies can share one store: the first system created loads it.
 """
@@ -22,6 +24,9 @@ from chitta.embed.base import Embedder
 from chitta.store.ids import new_id
 from chitta.transfer import import_jsonl
 from chitta.validate import format_time
+
+#: Speakers that are a chat's roles (LongMemEval's); LoCoMo's speakers are people's names.
+ROLES = frozenset({"user", "assistant"})
 
 
 class ChittaStore:
@@ -81,9 +86,12 @@ def _lines(realm: str, conversation: Conversation) -> list[str]:
             "started_at": format_time(start), "source": {"ref": f"session_{number}"},
         }))  # fmt: skip
     for turn in conversation.turns:
+        source = {"ref": turn.id}
+        if turn.speaker in ROLES:  # a user–assistant chat: each side's role, as the hooks keep it
+            source["role"] = turn.speaker
         lines.append(json.dumps({
             "type": "memory", "kind": "episode", "content": turn.memory_text, "realm": realm,
-            "source": {"ref": turn.id}, "event_time": format_time(turn.event_time),
+            "source": source, "event_time": format_time(turn.event_time),
             "episode_id": episode_of[turn.session],
         }))  # fmt: skip
     return lines
