@@ -25,6 +25,8 @@ def test_the_daemon_benchmark_reports_latency_and_throughput(tmp_path: Path, emb
     assert figures["concurrent"]["requests"] == 4
     assert figures["single_client_ms"]["p50"] > 0
     assert figures["hook_prompt_wall_ms"]["p50"] > 0
+    assert figures["first_answer_s"] >= figures["daemon_start_s"] > 0
+    assert figures["warmup"]["state"] == "ready" and "vectors" in figures["warmup"]["parts_ms"]
     assert not (home / "chitta.sock").exists()  # the daemon was stopped
 
 

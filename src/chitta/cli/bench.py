@@ -433,6 +433,13 @@ def _daemon_bench(data: Path | None, homes: tuple[Path, ...], store: str, realm:
         results[str(home)] = figures
         single, conc = figures["single_client_ms"], figures["concurrent"]
         hook = figures["hook_prompt_wall_ms"]
+        if figures["first_answer_s"] is not None:
+            warm = figures["warmup"]
+            click.echo(
+                f"{figures['memories']:,} memories: first answer {figures['first_answer_s']:.2f}"
+                f" s after the start (that recall {figures['first_recall_ms']:.0f} ms); warm-up "
+                f"{warm['state']} in {warm['total_ms']:.0f} ms {warm['parts_ms']}"
+            )
         click.echo(
             f"{figures['memories']:,} memories: one client p50 {single['p50']:.1f} / p95 "
             f"{single['p95']:.1f} ms; {conc['clients']} clients {conc['throughput_per_s']} "

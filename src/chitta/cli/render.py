@@ -226,11 +226,24 @@ def print_status(info: dict[str, Any]) -> None:
         stops = f", stops after {idle} s without a request" if idle else ""
         console.print(f"daemon: pid {daemon['pid']}, up {daemon['uptime_s']:.0f} s, "
                       f"{daemon['requests']} requests{stops}")  # fmt: skip
+        if warm := warmup_words(daemon.get("warmup")):
+            console.print(warm, markup=False, highlight=False)
         table = Table("method", "requests", "errors", "p50 ms", "p95 ms")
         for method, f in daemon["methods"].items():
             table.add_row(method, str(f["requests"]), str(f["errors"]), f"{f['p50_ms']:.1f}",
                           f"{f['p95_ms']:.1f}")  # fmt: skip
         console.print(table)
+
+
+def warmup_words(warmup: dict[str, Any] | None) -> str | None:
+    """The daemon's warm-up in one line: under way, or what each index took to build."""
+    if not warmup or warmup["state"] == "not started":
+        return None
+    if warmup["state"] == "warming":
+        return "indexes: warming up (a recall now waits for the ones it needs)"
+    parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in warmup["parts_ms"].items())
+    verb = {"ready": "built in", "stopped": "warm-up stopped after", "failed": "warm-up failed after"}
+    return f"indexes: {verb[warmup['state']]} {warmup['total_ms']:.0f} ms ({parts or 'none'})"
 
 
 def upkeep_words(info: dict[str, Any]) -> list[str]:

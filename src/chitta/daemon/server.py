@@ -39,6 +39,7 @@ from chitta.config import (
 from chitta.daemon import connections, memory, protocol
 from chitta.daemon.connections import Sender
 from chitta.daemon.methods import META, METHODS, Operation, check_params
+from chitta.daemon.warmup import Warmup
 from chitta.daemon.workers import Workers
 from chitta.errors import AlreadyRunning, ChittaError, InputError, SocketUnusable, StoreError
 from chitta.files import private_dir
@@ -171,6 +172,8 @@ class Daemon:
         chitta.embed_queue = queue
         self.upkeep = Subconscious(chitta, upkeep, writer=self._writer,
                                    busy=lambda: self._in_flight > 0, queue=queue)  # fmt: skip
+        #: The store's indexes, built in the background once the socket listens.
+        self.warmup = Warmup(chitta.store, self._stopping.is_set, self._done)
 
     # --- the socket -----------------------------------------------------------------------
 
@@ -233,6 +236,9 @@ class Daemon:
 
     def serve_forever(self) -> None:
         """Accept connections until :meth:`stop`; then finish in-flight work and clean up."""
+        with self._idle:
+            self._in_flight += 1  # the warm-up is work: no idle exit while it runs
+        self.warmup.start()
         self.upkeep.start()
         try:
             while not self._stopping.is_set():
@@ -481,7 +487,7 @@ class Daemon:
         return {**self.stats.figures(), "idle_exit_s": self.idle_exit_s, "http": self.http_url,
                 "connections": conns,
                 "workers": self.limits.workers, "reads": reads,
-                "upkeep": self.upkeep.status()}  # fmt: skip
+                "warmup": self.warmup.status(), "upkeep": self.upkeep.status()}  # fmt: skip
 
     def _done(self) -> None:
         with self._idle:

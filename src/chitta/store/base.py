@@ -17,7 +17,7 @@ Times are integer milliseconds since the epoch, UTC. Scores are higher-is-better
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -231,6 +231,13 @@ class Store(Protocol):
         answer it (store/assessment.py)."""
 
     # --- derived indexes, current as of the call ---------------------------------------------
+
+    def warm(self, stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """Build now what a recall would otherwise build at its first use in this process
+        (the in-process indexes and statistics it reads), each once and under the locks a
+        recall takes, so a recall that comes meanwhile waits for the part it needs and is
+        answered from it, never from half of one. No part is begun once ``stop()`` is true.
+        The milliseconds each part took, by name."""
 
     def links(self) -> LinkIndex:
         """Entity postings of live memories per realm."""

@@ -70,6 +70,7 @@ from chitta.store.sparse import SparseIndex
 from chitta.store.terms import TermStats
 from chitta.store.themes import ThemeIndex
 from chitta.store.triplets import NEIGHBOUR_CAP, Bounded, entity_key
+from chitta.store.warm import timed_parts
 
 log = logging.getLogger(__name__)
 
@@ -773,6 +774,10 @@ class PostgresStore:
 
     def term_stats(self) -> TermStats:
         return self._derived("terms")
+
+    def warm(self, stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """The term statistics and the correction index: the database answers the rest."""
+        return timed_parts({"terms": self.term_stats, "corrections": self.corrections}, stop)
 
     # --- derived indexes ---------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ the FTS5 index with each realm's own statistics, and the time cue's period."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from chitta.store.records import Scope
 from chitta.store.sqlite import keywords
 from chitta.store.sqlite.indexes import Indexes
 from chitta.store.sqlite.rows import period_sql, scope_sql
+from chitta.store.warm import timed_parts
 
 #: A keyword search checks this many times its limit of its best candidates against the
 #: scope (agent, channel, period) at once, and twice as many each time too few pass.
@@ -100,6 +101,13 @@ class Search(Indexes):
             size=size,
             df=df,
         )
+
+    def warm(self, stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """The term statistics and the keyword search's rows (every recall plans its query
+        with them), the correction index, then the vectors and any HNSW graph (the longest)."""
+        return timed_parts({"terms": self.term_stats, "keyword_rows": self._rows,
+                            "corrections": self.corrections, "vectors": self.vector_index},
+                           stop)  # fmt: skip
 
     def _rows(self) -> keywords.Rows:
         """The keyword search's view of the live memories, brought up to date with the file."""
