@@ -29,6 +29,12 @@ EXPANSION_ADD = 128
 #: Search beam (ef): 64 gave recall@10 0.986 at 100k, 128 0.9905, 256 0.9915 (a first probe,
 #: queries near stored vectors): past 128 the graph, not the beam, limits recall.
 EXPANSION_SEARCH = 128
+#: The graph keeps its vectors as float16 (issue 24, compact vectors): half the memory and
+#: sidecar of float32, and a quicker build. On 34,428 real MiniLM turn vectors (300 queries
+#: near stored ones, this graph's settings) recall@10 against exact float32 search was
+#: 0.9997 for f16 and 1.0000 for f32; int8 gave 0.9613, too lossy. The exact float32 vectors
+#: stay in the store and in :class:`chitta.store.vectors.VectorIndex`.
+DTYPE = "f16"
 
 
 class RealmAnn:
@@ -105,7 +111,7 @@ def new_index(dim: int) -> Index:
     return Index(
         ndim=dim,
         metric="ip",
-        dtype="f32",  # f32 keeps the stored vectors exact, so a sidecar can be checked
+        dtype=DTYPE,
         connectivity=CONNECTIVITY,
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,

@@ -21,6 +21,10 @@ from chitta.store.records import Memory, Scope
 #: A filtered HNSW search asks the graph for this many times the candidates the filter's
 #: share of the realm implies, so that ``k`` survive the filter in the usual case.
 OVERSAMPLE = 2
+#: The graph is asked for this many times the candidates a search wants, and those are
+#: ranked by their exact vectors: its float16 vectors can swap two near-equal neighbours
+#: (store/ann.py), and the exact ranking of twice as many puts the true ones back.
+GRAPH_OVERSAMPLE = 2
 #: Above this many graph candidates a filtered search is done exactly instead: a filter
 #: that selective leaves few rows, and scoring those rows directly is cheap and certain.
 MAX_ANN_CANDIDATES = 2_000
@@ -306,26 +310,28 @@ class VectorIndex:
         self, ann: RealmAnn, query: np.ndarray, scope: Scope, k: int
     ) -> list[tuple[str, float]] | None:
         """The graph's answer, or None when exact search must answer (a selective filter,
-        or fewer results than the scope holds)."""
+        or fewer results than the scope holds). The graph finds :data:`GRAPH_OVERSAMPLE`
+        times the candidates; their cosines come from the exact vectors (the graph's are
+        float16), so a score is the same whichever way it was found."""
         if scope.agent_id is None and scope.channel is None:
-            rows, sims = ann.search(query, k)
+            rows = ann.search(query, GRAPH_OVERSAMPLE * k)[0]
             if rows.size < min(k, len(ann)):
                 return None
-            return self._top(rows, sims, k)
+            return self._top(rows, self._matrix[rows] @ query, k)
         mask = self._mask(scope)
         if mask is None:
             return []
         matching = int(np.count_nonzero(mask))
         if matching == 0:
             return []
-        want = math.ceil(k * OVERSAMPLE * len(ann) / matching)
+        want = math.ceil(k * GRAPH_OVERSAMPLE * OVERSAMPLE * len(ann) / matching)
         if want > MAX_ANN_CANDIDATES:
             return None
-        rows, sims = ann.search(query, want)
-        keep = mask[rows]
-        if int(np.count_nonzero(keep)) < min(k, matching):
+        rows = ann.search(query, want)[0]
+        rows = rows[mask[rows]]
+        if rows.size < min(k, matching):
             return None  # the filter ate too many: let exact search find them all
-        return self._top(rows[keep], sims[keep], k)
+        return self._top(rows, self._matrix[rows] @ query, k)
 
     def search_other_realms(
         self, query: np.ndarray, scope: Scope, k: int

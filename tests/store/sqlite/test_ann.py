@@ -141,8 +141,9 @@ def test_writes_and_deletes_stay_in_step(path: Path, make_memory: MakeMemory) ->
         assert len(ann) == 329
         assert_same_as_exact(store, Scope("work"))
     saved = ann_sidecar.sidecar_path(path).read_bytes()
-    assert target.astype(np.float32).tobytes() not in saved  # the purged vector is gone
-    assert v.astype(np.float32).tobytes() in saved  # as a live one is there
+    # The graph keeps its vectors as float16 (store/ann.py, DTYPE).
+    assert target.astype(np.float16).tobytes() not in saved  # the purged vector is gone
+    assert v.astype(np.float16).tobytes() in saved  # as a live one is there
 
 
 def test_model_replacement_and_reembed_rebuild_the_graph(
