@@ -39,3 +39,24 @@ def test_store_keeps_counts_in_step(store: Store, open_again, make_memory) -> No
     with open_again() as again:  # a fresh count from the store agrees
         assert again.term_stats().df("work", "caroline") == 1
         assert again.term_stats().size("work") == 1
+
+
+def test_counting_all_at_once_agrees_with_one_by_one(monkeypatch) -> None:
+    import chitta.store.terms as terms
+
+    rows = [("r", "Ann likes tea"), ("s", "Ann"), ("r", "Ännchen mag Tee, ANN nicht"),
+            ("r", "İstanbul and ISTANBUL"), ("r", "tea for two")] * 3  # fmt: skip
+    monkeypatch.setattr(terms, "BUILD_CHUNK", 4)  # several chunks, a realm across them
+    one, bulk = TermStats(), TermStats()
+    for realm, text in rows:
+        one.add(realm, text)
+    bulk.add_all(rows)
+    for realm in ("r", "s"):
+        assert bulk.size(realm) == one.size(realm)
+        for word in ("ann", "tea", "ännchen", "istanbul", "i̇stanbul", "two", "nicht"):
+            assert bulk.df(realm, word) == one.df(realm, word), word
+    assert bulk.changes() == one.changes()
+    # The ASCII path and the general one read the same words.
+    text = "Hello, World's END"
+    assert words(text) == {w.lower() for w in terms._WORD.findall(text)} == {"hello", "world",
+                                                                            "s", "end"}  # fmt: skip

@@ -150,8 +150,7 @@ class Mirror:
 
 def _build_terms(mirror: Mirror, read: Read, dim: Callable[[], int]) -> TermStats:
     stats = TermStats()
-    for realm, _, _, content in mirror.state.values():
-        stats.add(realm, content)
+    stats.add_all((realm, content) for realm, _, _, content in mirror.state.values())
     return stats
 
 

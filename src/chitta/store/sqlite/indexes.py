@@ -68,10 +68,8 @@ class Indexes(Connection):
         with self._mutex:
             if self._terms is None:
                 stats = TermStats()
-                for realm, content in self._conn.execute(
-                    "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
-                ):
-                    stats.add(realm, content)
+                stats.add_all(self._conn.execute(
+                    "SELECT realm, content FROM memories WHERE deleted_at IS NULL"))  # fmt: skip
                 self._terms = stats
             return self._terms
 
