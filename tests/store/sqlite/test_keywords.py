@@ -186,6 +186,19 @@ def test_frequencies_are_the_realms(crowded: Store) -> None:
     assert df == {"otter": len(holders), "absent": 0}
 
 
+def test_the_remembered_frequencies_stay_bounded(
+    store: Store, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chitta.store.sqlite import keywords
+
+    store.insert([(make_memory(" ".join(WORDS[: 1 + i % 8])), None) for i in range(16)])
+    monkeypatch.setattr(keywords, "KNOWN_DF_MAX", 3)
+    for _ in range(2):  # asked twice: some figures are remembered, some counted again
+        for i, word in enumerate(WORDS):
+            assert store.keyword_frequencies([word], "work") == (16, {word: 16 - 2 * i})
+            assert len(store._rows().known_df) <= 3
+
+
 # --- the statistics follow every write -----------------------------------------------------------
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)

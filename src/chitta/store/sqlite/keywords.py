@@ -36,6 +36,9 @@ _LIVE_ROWS = (
     "ON d.id = m.rowid WHERE m.deleted_at IS NULL"
 )
 _NO_ROWS = np.zeros(0, dtype=np.int64)
+#: The most df figures :attr:`Rows.known_df` keeps (each a few hundred bytes); past it the
+#: figures are counted afresh, so a long quiet spell of varied queries cannot grow it.
+KNOWN_DF_MAX = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,14 +174,14 @@ def search(
     if column == "tags" and not any(rows.tag_tokens.get(c, 0) for c in codes):
         df = {term: 0 for term in dict.fromkeys(terms)}
         for term in df:
-            rows.known_df[(tuple(codes), term, column)] = 0
+            _known(rows, (tuple(codes), term, column), 0)
         return Ranked(_NO_ROWS, np.zeros(0), n, df)
     found: list[np.ndarray] = []
     parts: list[np.ndarray] = []
     df: dict[str, int] = {}
     for term in dict.fromkeys(terms):
         docs, tf = _holders(read, rows, codes, term, column)
-        df[term] = rows.known_df[(tuple(codes), term, column)] = len(docs)
+        df[term] = _known(rows, (tuple(codes), term, column), len(docs))
         if len(docs):
             found.append(docs)
             parts.append(bm25.idf(len(docs), n) * bm25.saturation(tf, rows.length[docs], avgdl))
@@ -200,10 +203,19 @@ def frequencies(
     df = {}
     for term in dict.fromkeys(terms):
         key = (tuple(codes), term, None)
-        if key not in rows.known_df:
-            rows.known_df[key] = len(_holders(read, rows, codes, term, None)[0])
-        df[term] = rows.known_df[key]
+        known = rows.known_df.get(key)
+        if known is None:
+            known = _known(rows, key, len(_holders(read, rows, codes, term, None)[0]))
+        df[term] = known
     return sum(rows.size.get(c, 0) for c in codes), df
+
+
+def _known(rows: Rows, key: tuple, df: int) -> int:
+    """Keep ``df`` as the figure of ``key`` (emptying the store of them first when full)."""
+    if len(rows.known_df) >= KNOWN_DF_MAX:
+        rows.known_df.clear()
+    rows.known_df[key] = df
+    return df
 
 
 def _holders(
