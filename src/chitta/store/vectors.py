@@ -93,9 +93,8 @@ class VectorIndex:
         ``graphs=False`` leaves the HNSW graphs alone (a bulk load that attaches them after).
         """
         with self._lock:
-            if not self._ids and len(set(ids)) == len(ids):
-                self._load(ids, vectors, scopes)
-                rows = np.arange(len(ids))
+            if len(set(ids)) == len(ids) and not any(i in self._row for i in ids):
+                rows = self._append(ids, vectors, scopes)
                 if graphs:
                     self._link(rows)
                 return
@@ -120,20 +119,24 @@ class VectorIndex:
             if graphs:
                 self._link(rows)
 
-    def _load(
+    def _append(
         self, ids: list[str], vectors: np.ndarray, scopes: list[tuple[str, str, str]]
-    ) -> None:
-        """The first add into an empty index, all at once (opening a store of 100k)."""
-        n = len(ids)
-        self._grow(n)
-        self._ids = list(ids)
-        self._row = {memory_id: row for row, memory_id in enumerate(ids)}
-        self._matrix[:n] = vectors
-        self._alive[:n] = True
+    ) -> np.ndarray:
+        """Add ids the index does not hold, all at once (opening a store of 100k reads it in
+        chunks, each appended this way); their rows."""
+        start, n = len(self._ids), len(ids)
+        self._grow(start + n)
+        rows = np.arange(start, start + n)
+        self._ids.extend(ids)
+        self._row.update(zip(ids, range(start, start + n), strict=True))
+        self._matrix[start : start + n] = vectors
+        self._alive[start : start + n] = True
         codes = self._codes
         for axis, column in ((self._realm, 0), (self._agent, 1), (self._channel, 2)):
             # setdefault's default is evaluated first, so a new value gets the next code.
-            axis[:n] = [codes.setdefault(scope[column], len(codes) + 1) for scope in scopes]
+            axis[start : start + n] = [codes.setdefault(scope[column], len(codes) + 1)
+                                       for scope in scopes]  # fmt: skip
+        return rows
 
     def set_alive(self, memory_id: str, alive: bool) -> None:
         """Hide (soft delete, purge) or show (restore) a vector."""

@@ -295,3 +295,25 @@ def test_usearch_then_onnxruntime_imports_cleanly() -> None:
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "ok"
+
+
+def test_the_index_read_in_chunks_is_the_index_read_whole(
+    path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chitta.store.sqlite import indexes
+
+    with open_store(path) as store:
+        work = fill(store, make_memory, 70, seed=11)  # a graph (HNSW_MIN 50)
+        fill(store, make_memory, 23, seed=12, realm="home")
+        for m in work[::9]:
+            store.set_deleted(m.id, 1)
+    queries = unit_rows(np.random.default_rng(5), 5)
+    answers = []
+    for chunk in (10_000, 7):  # all at once, then in chunks of 7 (realms spanning them)
+        monkeypatch.setattr(indexes, "LOAD_CHUNK", chunk)
+        with open_store(path) as store:
+            index = store.vector_index()
+            assert len(index) == 70 - len(work[::9]) + 23 and index.has_graph("work")
+            answers.append([index.search(q, Scope(r), 10, exact=True) for q in queries
+                            for r in ("work", "home")])  # fmt: skip
+    assert answers[0] == answers[1]

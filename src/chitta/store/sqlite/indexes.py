@@ -17,6 +17,9 @@ from chitta.store.terms import TermStats
 from chitta.store.themes import ThemeIndex
 from chitta.store.vectors import VectorIndex
 
+#: Vectors read from the file per step when the vector index is built.
+LOAD_CHUNK = 10_000
+
 
 class Indexes(Connection):
     """The in-memory indexes, built on first use."""
@@ -29,26 +32,23 @@ class Indexes(Connection):
         with self._mutex:
             if self._vectors is None:
                 identity = self.model_identity()
-                rows = self._conn.execute(
-                    "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
-                    "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
-                ).fetchall()
-                index = VectorIndex(
-                    identity.dim if identity else 0,
-                    capacity=max(1024, len(rows)),
-                    hnsw_min=self.hnsw_min,
-                )
-                if rows:
+                # Every stored vector, forgotten ones too: room enough, counted at once.
+                count = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+                index = VectorIndex(identity.dim if identity else 0,
+                                    capacity=max(1024, count), hnsw_min=self.hnsw_min)  # fmt: skip
+                if count:
                     if identity is None:
                         raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
-                    index.add(
-                        [r[0] for r in rows],
-                        np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32).reshape(
-                            len(rows), identity.dim
-                        ),
-                        [(r[1], r[2], r[3]) for r in rows],
-                        graphs=False,
+                    # In chunks: the rows of a big store never sit in memory all at once
+                    # beside the matrix they are copied into.
+                    rows = self._conn.execute(
+                        "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+                        "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
                     )
+                    while chunk := rows.fetchmany(LOAD_CHUNK):
+                        vectors = np.frombuffer(b"".join(r[4] for r in chunk), dtype=np.float32)
+                        index.add([r[0] for r in chunk], vectors.reshape(len(chunk), -1),
+                                  [(r[1], r[2], r[3]) for r in chunk], graphs=False)  # fmt: skip
                     ann_sidecar.attach_graphs(
                         index, ann_sidecar.sidecar_path(self.path), identity.as_dict()
                     )
