@@ -242,7 +242,8 @@ def warmup_words(warmup: dict[str, Any] | None) -> str | None:
     if warmup["state"] == "warming":
         return "indexes: warming up (a recall now waits for the ones it needs)"
     parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in warmup["parts_ms"].items())
-    verb = {"ready": "built in", "stopped": "warm-up stopped after", "failed": "warm-up failed after"}
+    verb = {"ready": "built in", "stopped": "warm-up stopped after",
+            "failed": "warm-up failed after"}  # fmt: skip
     return f"indexes: {verb[warmup['state']]} {warmup['total_ms']:.0f} ms ({parts or 'none'})"
 
 

@@ -84,6 +84,21 @@ class TermStats:
                     self._size[realm] += len(mine)
                     self._changes[realm] += len(mine)
 
+    @classmethod
+    def restored(cls, realms: dict[str, tuple[int, dict[str, int]]]) -> TermStats:
+        """Statistics as :meth:`snapshot` gave them (each realm's size and word counts),
+        with no changes counted yet."""
+        stats = cls()
+        for realm, (size, df) in realms.items():
+            stats._df[realm] = Counter(df)
+            stats._size[realm] = size
+        return stats
+
+    def snapshot(self) -> dict[str, tuple[int, dict[str, int]]]:
+        """Each realm's size and word counts, copied (what a sidecar saves)."""
+        with self._lock:
+            return {realm: (self._size[realm], dict(counts)) for realm, counts in self._df.items()}
+
     def touch(self, realm: str) -> None:
         """Count a change of a live memory of ``realm`` that leaves its words as they were (its
         tags): whoever keeps other state of the realm's rows in step reads them again."""
@@ -95,6 +110,11 @@ class TermStats:
         forget, a restore, an edit, a purge), since this count began."""
         with self._lock:
             return dict(self._changes)
+
+    def total(self) -> int:
+        """Live memories counted, over every realm."""
+        with self._lock:
+            return sum(self._size.values())
 
     def size(self, realm: str) -> int:
         with self._lock:

@@ -111,6 +111,7 @@ class Connection:
         self._readers_lock = threading.Lock()
         self._vectors: VectorIndex | None = None
         self._terms: TermStats | None = None
+        self._terms_saved: dict[str, int] = {}  # the statistics' changes when last saved
         self._links: LinkIndex | None = None
         self._sparse: SparseIndex | None = None  # the hdc lane's codes, kept like _vectors
         self._themes: ThemeIndex | None = None  # the theme lane's themes, kept like _vectors
@@ -217,6 +218,8 @@ class Connection:
                 writable = self._conn is not None and self.read_only is None
                 if vectors is not None and vectors.needs_save() and writable:
                     self._save_graphs()
+                if writable and self._terms_need_save():
+                    self._save_terms(self._terms)
         finally:
             with self._mutex:
                 with self._readers_lock:

@@ -10,7 +10,7 @@ from chitta.store.corrections import CorrectionIndex
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.sparse import SparseIndex, coder_for
-from chitta.store.sqlite import ann_sidecar
+from chitta.store.sqlite import ann_sidecar, terms_sidecar
 from chitta.store.sqlite.connection import Connection, mapped_read
 from chitta.store.sqlite.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.terms import TermStats
@@ -64,14 +64,36 @@ class Indexes(Connection):
 
     @mapped_read
     def term_stats(self) -> TermStats:
-        """Word document frequencies per realm over live memories, built on first use."""
+        """Word document frequencies per realm over live memories, on first use read from the
+        sidecar when it matches the file (terms_sidecar.py), else counted (and saved)."""
         with self._mutex:
             if self._terms is None:
-                stats = TermStats()
-                stats.add_all(self._conn.execute(
-                    "SELECT realm, content FROM memories WHERE deleted_at IS NULL"))  # fmt: skip
-                self._terms = stats
+                path, current = terms_sidecar.sidecar_path(self.path), None
+                stats = None
+                if path.exists():
+                    current = terms_sidecar.stamp(self._conn)
+                    stats = terms_sidecar.load(path, current)
+                if stats is None:
+                    stats = TermStats()
+                    live = "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
+                    stats.add_all(self._conn.execute(live))
+                    if self.read_only is None and stats.total() >= terms_sidecar.MIN_MEMORIES:
+                        self._save_terms(stats, current)
+                self._terms, self._terms_saved = stats, stats.changes()
             return self._terms
+
+    def _save_terms(self, stats: TermStats, current: list[int] | None = None) -> None:
+        """Save ``stats`` to the sidecar, stamped with the file as it is (``current``, when
+        the caller has just computed it)."""
+        current = current if current is not None else terms_sidecar.stamp(self._conn)
+        terms_sidecar.save(terms_sidecar.sidecar_path(self.path), stats, current)
+        self._terms_saved = stats.changes()
+
+    def _terms_need_save(self) -> bool:
+        """Whether the term statistics changed since they were read, counted or saved."""
+        if self._terms is None or self._terms.total() < terms_sidecar.MIN_MEMORIES:
+            return False
+        return self._terms.changes() != self._terms_saved
 
     def links(self) -> LinkIndex:
         """Entity postings of live memories per realm, built on first use."""
