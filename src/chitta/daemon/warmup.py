@@ -39,7 +39,12 @@ class Warmup:
     def start(self) -> None:
         self._state = "warming"
         self._thread = threading.Thread(target=self._run, daemon=True, name="chitta-warmup")
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: the first recall builds what it needs
+            self._state = "failed"
+            log.warning("warm-up not started: no thread could be started for it")
+            self._done()
 
     def _run(self) -> None:
         started = time.perf_counter()
