@@ -66,7 +66,7 @@ def row_hashes(matrix: np.ndarray) -> np.ndarray:
     return np.fromiter((zlib.crc32(r) for r in rows), dtype=np.uint32, count=len(rows))
 
 
-def _settings() -> dict[str, int]:
+def _settings() -> dict[str, int | str]:
     return {"connectivity": CONNECTIVITY, "expansion_add": EXPANSION_ADD, "dtype": DTYPE}
 
 
