@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chitta.bench.locomo import load
+from chitta.bench.scale.measure import timed
 from chitta.bench.scale.settings import BenchFailed
 from chitta.bench.score import summary_ms
 from chitta.config import Settings
@@ -59,9 +60,10 @@ def run(
     start_s = time.perf_counter() - started
     try:
         with DaemonClient(path) as client:
-            asked = time.perf_counter()  # at once, while the daemon may still be warming up
-            client.call("recall", query=questions[0], realm=realm)
-            first_s, first_ms = time.perf_counter() - started, _ms_since(asked)
+            # At once, while the daemon may still be warming up.
+            first_recall_s, _ = timed(lambda: client.call("recall", query=questions[0],
+                                                          realm=realm))  # fmt: skip
+            first_s = time.perf_counter() - started
             warmup = None if running else _warmed_up(client)
             size = sum(client.call("memory_status")["per_realm"].values())
             single = []
@@ -85,7 +87,7 @@ def run(
         # From the spawn to the first recall's answer, asked the moment the socket answered
         # (None for a daemon already running), and that recall's own time.
         "first_answer_s": None if running else round(first_s, 3),
-        "first_recall_ms": round(first_ms, 1),
+        "first_recall_ms": round(first_recall_s * 1000, 1),
         "warmup": warmup,
         "single_client_ms": summary_ms(single),
         "concurrent": {
@@ -108,10 +110,6 @@ def _warmed_up(client: DaemonClient) -> dict[str, Any]:
             raise BenchFailed(f"the daemon's warm-up did not end in {START_TIMEOUT_S:.0f} s")
         time.sleep(0.05)
     return warmup
-
-
-def _ms_since(start: float) -> float:
-    return (time.perf_counter() - start) * 1000
 
 
 def _hook_runs(home: Path, store: str, realm: str, prompts: list[str]) -> list[float]:

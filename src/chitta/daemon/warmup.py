@@ -34,13 +34,11 @@ class Warmup:
         self._state = "not started"
         self._parts: dict[str, float] = {}
         self._total_ms: float | None = None
-        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         self._state = "warming"
-        self._thread = threading.Thread(target=self._run, daemon=True, name="chitta-warmup")
         try:
-            self._thread.start()
+            threading.Thread(target=self._run, daemon=True, name="chitta-warmup").start()
         except RuntimeError:  # no thread to be had: the first recall builds what it needs
             self._state = "failed"
             log.warning("warm-up not started: no thread could be started for it")

@@ -94,16 +94,14 @@ class RealmAnn:
             self._index.remove(np.array(keys, dtype=np.uint64))
             self._rows[keys] = -1
 
-    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Up to ``k`` approximate nearest (index rows, inner products), best first."""
+    def search(self, query: np.ndarray, k: int) -> np.ndarray:
+        """The index rows of up to ``k`` approximate nearest, best first (their cosines are
+        the caller's to take from the exact vectors: the graph's are float16)."""
         k = min(k, len(self._key_of))
         if k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.int64)
         matches = self._index.search(query.astype(np.float32), k, threads=1)
-        keys = np.asarray(matches.keys, dtype=np.int64)
-        # usearch reports inner-product distance as 1 - dot.
-        sims = 1.0 - np.asarray(matches.distances, dtype=np.float32)
-        return self._rows[keys], sims
+        return self._rows[np.asarray(matches.keys, dtype=np.int64)]
 
 
 def new_index(dim: int) -> Index:

@@ -317,7 +317,7 @@ class VectorIndex:
         times the candidates; their cosines come from the exact vectors (the graph's are
         float16), so a score is the same whichever way it was found."""
         if scope.agent_id is None and scope.channel is None:
-            rows = ann.search(query, GRAPH_OVERSAMPLE * k)[0]
+            rows = ann.search(query, GRAPH_OVERSAMPLE * k)
             if rows.size < min(k, len(ann)):
                 return None
             return self._top(rows, self._matrix[rows] @ query, k)
@@ -330,7 +330,7 @@ class VectorIndex:
         want = math.ceil(k * GRAPH_OVERSAMPLE * OVERSAMPLE * len(ann) / matching)
         if want > MAX_ANN_CANDIDATES:
             return None
-        rows = ann.search(query, want)[0]
+        rows = ann.search(query, want)
         rows = rows[mask[rows]]
         if rows.size < min(k, matching):
             return None  # the filter ate too many: let exact search find them all

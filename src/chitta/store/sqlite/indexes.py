@@ -47,7 +47,7 @@ class Indexes(Connection):
                     )
                     while chunk := rows.fetchmany(LOAD_CHUNK):
                         vectors = np.frombuffer(b"".join(r[4] for r in chunk), dtype=np.float32)
-                        index.add([r[0] for r in chunk], vectors.reshape(len(chunk), -1),
+                        index.add([r[0] for r in chunk], vectors.reshape(len(chunk), identity.dim),
                                   [(r[1], r[2], r[3]) for r in chunk], graphs=False)  # fmt: skip
                     ann_sidecar.attach_graphs(
                         index, ann_sidecar.sidecar_path(self.path), identity.as_dict()
