@@ -56,7 +56,8 @@ def test_a_started_daemon_builds_its_indexes_and_says_what_each_took(
     warm = ready(daemon_socket)
     assert warm["state"] == "ready"
     # The database answers vector and keyword search itself: only its mirrors are built.
-    parts = ["terms", "keyword_rows", "corrections", "vectors"] if daemon_store is None else [
+    sqlite = ["terms", "keyword_rows", "corrections", "vectors", "keyword_lists"]
+    parts = sqlite if daemon_store is None else [
         "terms", "corrections"]  # fmt: skip
     assert list(warm["parts_ms"]) == parts
     assert all(ms >= 0 for ms in warm["parts_ms"].values())

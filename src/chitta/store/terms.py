@@ -111,6 +111,15 @@ class TermStats:
         with self._lock:
             return dict(self._changes)
 
+    def common(self, least: int) -> list[str]:
+        """The words at least ``least`` live memories of some realm contain, the most
+        contained first (summed over the realms)."""
+        with self._lock:
+            counted: Counter[str] = Counter()
+            for counts in self._df.values():
+                counted.update({w: n for w, n in counts.items() if n >= least})
+        return [word for word, _ in counted.most_common()]
+
     def total(self) -> int:
         """Live memories counted, over every realm."""
         with self._lock:

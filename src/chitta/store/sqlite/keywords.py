@@ -16,6 +16,13 @@ over the whole table, so a realm's ranking moved when another realm's memories c
 
 One realm for the ``kw`` and ``tag`` lanes; every other realm, taken as one collection, for
 ``xr``. Memories added to, forgotten in or purged from other realms change nothing here.
+
+Each token's doclist is read from the index once and kept (doclists.py). A search that wants
+only the best ``k`` scores no more rows than it must (MaxScore, Turtle & Flood 1995): terms
+are taken by their largest possible contribution, highest first, and once the k-th best score
+among the rows found so far exceeds what the remaining terms could add up to, no other row
+can enter the top k; the remaining terms are only looked up for the rows found. The scores are
+the exhaustive search's, to the bit (summed in the query's order either way).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import numpy as np
 
 from chitta.store import bm25
 from chitta.store.fts5 import column_lengths, stems
+from chitta.store.sqlite import doclists
+from chitta.store.sqlite.doclists import Doclist, DoclistCache, doclist
 from chitta.store.terms import TermStats
 
 Read = Callable[[str, Sequence[object]], list]
@@ -39,6 +48,9 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 #: The most df figures :attr:`Rows.known_df` keeps (each a few hundred bytes); past it the
 #: figures are counted afresh, so a long quiet spell of varied queries cannot grow it.
 KNOWN_DF_MAX = 20_000
+#: A bound's relative margin: a row's score is summed in floating point, and rounding could
+#: put it a hair above the sum of its terms' bounds.
+BOUND_MARGIN = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +67,17 @@ class Rows:
     #: Each realm's tag tokens: none means a tags-column search there finds nothing, and
     #: need not read the index (a realm nobody tags is the common case).
     tag_tokens: Mapping[int, int]
+    #: Each token's doclist, shared by every Rows until a change other than new rows.
+    lists: DoclistCache = field(default_factory=lambda: DoclistCache(0), compare=False,
+                                repr=False)  # fmt: skip
     #: df found by searches over these rows, by (realm codes, term, column): the gate's
     #: ceiling asks again for the terms the keyword lane has just counted.
     known_df: dict[tuple, int] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def top(self) -> int:
+        """The highest rowid these rows know of."""
+        return len(self.realm) - 1
 
 
 class RowTable:
@@ -96,7 +116,17 @@ class RowTable:
             new[realm] = [_lengths(rowid, sz) for rowid, sz in read(
                 "SELECT m.rowid, d.sz FROM memories m JOIN memories_fts_docsize d ON "
                 "d.id = m.rowid WHERE m.realm = ? AND m.deleted_at IS NULL", (realm,))]  # fmt: skip
-        self._rows = _updated(self._rows, new, reread, self._max_rowid(read))
+        before, lists = self._top, self._rows.lists
+        top = self._max_rowid(read)
+        added = sum(map(len, new.values()))
+        if reread or (lists and added > doclists.EXTEND_MAX):
+            lists = DoclistCache(top, lists.max_bytes)  # rows changed in place: read again
+        self._rows = _updated(self._rows, new, reread, top, lists)
+        if lists.upto != top:
+            texts = read("SELECT rowid, content, tags FROM memories WHERE rowid > ? AND "
+                         "rowid <= ? AND deleted_at IS NULL ORDER BY rowid",
+                         (before, top)) if lists else []  # fmt: skip
+            lists.extend(texts, self._rows.length, top)
         self._seen = changes
         return self._rows
 
@@ -106,7 +136,9 @@ class RowTable:
             new.setdefault(realm, []).append(_lengths(rowid, sz))
         empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {}, {})
         self._top = 0  # a restored backup may number its rows lower
-        self._rows = _updated(empty, new, set(new), self._max_rowid(read))
+        top = self._max_rowid(read)
+        bound = self._rows.lists.max_bytes if self._rows is not None else None
+        self._rows = _updated(empty, new, set(new), top, DoclistCache(top, bound))
         self._terms, self._seen = terms, changes
         return self._rows
 
@@ -122,10 +154,15 @@ def _lengths(rowid: int, sz: bytes) -> tuple[int, int, int]:
 
 
 def _updated(
-    rows: Rows, new: Mapping[str, list[tuple[int, int, int]]], whole: Collection[str], top: int
+    rows: Rows,
+    new: Mapping[str, list[tuple[int, int, int]]],
+    whole: Collection[str],
+    top: int,
+    lists: DoclistCache,
 ) -> Rows:
     """``rows`` with the rows of ``new`` added; for the realms in ``whole``, ``new`` holds all
-    their live rows (perhaps none) and replaces what ``rows`` had of them."""
+    their live rows (perhaps none) and replaces what ``rows`` had of them. ``lists``: the
+    doclists the new Rows shares."""
     size = max(top + 1, len(rows.realm))
     realm = np.full(size, -1, np.int32)
     realm[: len(rows.realm)] = rows.realm
@@ -144,18 +181,36 @@ def _updated(
         count[code] = count.get(code, 0) + len(items)
         tokens[code] = tokens.get(code, 0) + int(lengths.sum())
         tag_tokens[code] = tag_tokens.get(code, 0) + sum(t for _, _, t in items)
-    return Rows(realm, length, codes, count, tokens, tag_tokens)
+    return Rows(realm, length, codes, count, tokens, tag_tokens, lists)
 
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    """Every memory of the realms searched that holds a term, best first (rowids and their
-    scores; equal scores by rowid), and the statistics they were scored with."""
+    """The memories of the realms searched that hold a term, best first (rowids and their
+    scores; equal scores by rowid), and the statistics they were scored with.
+
+    All of them from an exhaustive search; from a search for the best ``k``, those it had to
+    look at, of which the first :attr:`exact` are in their final places (no memory left out
+    scores as much as any of them) and hold at least the best ``k``."""
 
     rowids: np.ndarray
     scores: np.ndarray
     size: int  # N
     df: Mapping[str, int]
+    exact: int
+    #: Whether every memory holding a term is here.
+    whole: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Term:
+    """One query term over the realms searched: the holders (ascending) and their counts, its
+    idf, and the most it can add to a memory's score."""
+
+    docs: np.ndarray
+    tf: np.ndarray
+    idf: float
+    ceiling: float
 
 
 def search(
@@ -164,9 +219,11 @@ def search(
     terms: Sequence[str],
     realms: Collection[str],
     column: str | None = None,
+    k: int | None = None,
 ) -> Ranked:
-    """BM25 of each memory of ``realms`` holding one of ``terms`` (in ``column`` only, when
-    given), with those realms' statistics; see the module's docstring."""
+    """BM25 of the memories of ``realms`` holding one of ``terms`` (in ``column`` only, when
+    given), with those realms' statistics; every one of them, or (``k``) at least the best
+    ``k`` in their places. See the module's docstring."""
     codes = sorted(rows.codes[r] for r in realms if r in rows.codes)
     n = sum(rows.size.get(c, 0) for c in codes)
     total = sum(rows.tokens.get(c, 0) for c in codes)
@@ -175,24 +232,77 @@ def search(
         df = {term: 0 for term in dict.fromkeys(terms)}
         for term in df:
             _known(rows, (tuple(codes), term, column), 0)
-        return Ranked(_NO_ROWS, np.zeros(0), n, df)
-    found: list[np.ndarray] = []
-    parts: list[np.ndarray] = []
+        return Ranked(_NO_ROWS, np.zeros(0), n, df, 0, True)
+    scored: list[_Term] = []
     df: dict[str, int] = {}
     for term in dict.fromkeys(terms):
-        docs, tf = _holders(read, rows, codes, term, column)
+        docs, tf, ceiling = _holders(read, rows, codes, term, column)
         df[term] = _known(rows, (tuple(codes), term, column), len(docs))
-        if len(docs):
-            found.append(docs)
-            parts.append(bm25.idf(len(docs), n) * bm25.saturation(tf, rows.length[docs], avgdl))
-    if not found:
-        return Ranked(_NO_ROWS, np.zeros(0), n, df)
-    # Summed term by term in the query's order: a memory's score is the same float whatever
-    # else the store holds.
-    rowids, where = np.unique(np.concatenate(found), return_inverse=True)
-    scores = np.bincount(where, weights=np.concatenate(parts))
+        idf = bm25.idf(len(docs), n)
+        scored.append(_Term(docs, tf, idf, idf * bm25.saturation(ceiling[0], ceiling[1], avgdl)))
+    scored = [t for t in scored if len(t.docs)]
+    if not scored:
+        return Ranked(_NO_ROWS, np.zeros(0), n, df, 0, True)
+    if k is None:
+        rowids = np.unique(np.concatenate([t.docs for t in scored]))
+        scores, bound = _scores(scored, rowids, rows.length, avgdl), -1.0
+    else:
+        rowids, scores, bound = _best(scored, rows.length, avgdl, k)
     order = np.lexsort((rowids, -scores))
-    return Ranked(rowids[order], scores[order], n, df)
+    rowids, scores = rowids[order], scores[order]
+    return Ranked(rowids, scores, n, df, int(np.count_nonzero(scores > bound)), bound < 0)
+
+
+def _best(
+    terms: Sequence[_Term], length: np.ndarray, avgdl: float, k: int
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """MaxScore: the holders of the terms with the highest ceilings, taken one term at a
+    time until no memory holding only the remaining terms could score as much as the k-th
+    best found; their scores; and what a memory not among them scores at most (-1: none
+    is left out)."""
+    order = sorted(range(len(terms)), key=lambda i: -terms[i].ceiling)
+    found, scores = [], []
+    best = np.zeros(0)
+    for step, i in enumerate(order):
+        # A holder of a term taken before was found then; the rest hold none of those terms.
+        taken = set(order[:step])
+        new = terms[i].docs
+        for j in taken:
+            new = new[~_held(terms[j].docs, new)]
+        later = [t for j, t in enumerate(terms) if j not in taken]
+        found.append(new)
+        scores.append(_scores(later, new, length, avgdl))
+        if step + 1 == len(order):
+            break
+        bound = sum(terms[j].ceiling for j in order[step + 1 :]) * (1 + BOUND_MARGIN)
+        best = np.concatenate([best, scores[-1]])
+        if len(best) >= k and np.partition(best, -k)[-k] > bound:
+            return np.concatenate(found), np.concatenate(scores), bound
+    return np.concatenate(found), np.concatenate(scores), -1.0
+
+
+def _held(docs: np.ndarray, rowids: np.ndarray) -> np.ndarray:
+    """Which of ``rowids`` are in ``docs`` (ascending)."""
+    if not len(docs):
+        return np.zeros(len(rowids), dtype=bool)
+    at = np.minimum(np.searchsorted(docs, rowids), len(docs) - 1)
+    return docs[at] == rowids
+
+
+def _scores(
+    terms: Sequence[_Term], rowids: np.ndarray, length: np.ndarray, avgdl: float
+) -> np.ndarray:
+    """Each of ``rowids``' BM25 over ``terms``, summed in the terms' order (so a memory's
+    score is the same float however it was found)."""
+    scores = np.zeros(len(rowids))
+    if not len(rowids):
+        return scores
+    for term in terms:
+        at = np.minimum(np.searchsorted(term.docs, rowids), len(term.docs) - 1)
+        held = term.docs[at] == rowids
+        tf, mine = term.tf[at[held]], rowids[held]
+        scores[held] += term.idf * bm25.saturation(tf, length[mine], avgdl)
+    return scores
 
 
 def frequencies(
@@ -210,6 +320,21 @@ def frequencies(
     return sum(rows.size.get(c, 0) for c in codes), df
 
 
+def preload(read: Read, rows: Rows, words: Sequence[str], stop: Callable[[], bool]) -> int:
+    """Read the doclists of ``words`` (the commonest first: the costliest to read during a
+    search) into the rows' cache until it is three-quarters full or ``stop()``; how many
+    were read."""
+    read_now = 0
+    for word in words:
+        if stop() or rows.lists.nbytes >= rows.lists.max_bytes * 3 // 4:
+            break
+        tokens = stems(word)
+        if len(tokens) == 1 and rows.lists.get((tokens[0], None)) is None:
+            _doclist(read, rows, tokens, None)
+            read_now += 1
+    return read_now
+
+
 def _known(rows: Rows, key: tuple, df: int) -> int:
     """Keep ``df`` as the figure of ``key`` (emptying the store of them first when full)."""
     if len(rows.known_df) >= KNOWN_DF_MAX:
@@ -220,16 +345,28 @@ def _known(rows: Rows, key: tuple, df: int) -> int:
 
 def _holders(
     read: Read, rows: Rows, codes: Sequence[int], term: str, column: str | None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The rowids of the live memories of realms ``codes`` holding ``term``, ascending, and
-    how often each holds it."""
-    places = _occurrences(read, stems(term), column)
-    if not len(places):
-        return _NO_ROWS, _NO_ROWS
-    docs, tf = np.unique(places, return_counts=True)
-    docs, tf = docs[docs < len(rows.realm)], tf[docs < len(rows.realm)]  # rows newer than these
+) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The rowids of the live memories of realms ``codes`` holding ``term``, ascending, how
+    often each holds it, and the largest count and shortest length of any memory holding it
+    (in any realm: a bound)."""
+    found = _doclist(read, rows, stems(term), column)
+    docs = found.docs[: np.searchsorted(found.docs, len(rows.realm))]  # rows newer than these
     mine = np.isin(rows.realm[docs], codes)
-    return docs[mine], tf[mine]
+    return docs[mine], found.tf[: len(docs)][mine], (found.max_tf, found.min_length)
+
+
+def _doclist(read: Read, rows: Rows, tokens: tuple[str, ...], column: str | None) -> Doclist:
+    """The doclist of the phrase ``tokens``, at least up to the rows' top: kept, or read
+    from the index (and kept when it is one token and the lists still end where the rows
+    do; rows added since are counted by the next row table's extension)."""
+    key = (tokens[0], column) if len(tokens) == 1 else None
+    found = rows.lists.get(key) if key is not None else None
+    if found is None:
+        places = _occurrences(read, tokens, column)
+        found = doclist(places[places <= rows.top], rows.length)
+        if key is not None:
+            rows.lists.put(key, found, rows.top)
+    return found
 
 
 def _occurrences(read: Read, tokens: tuple[str, ...], column: str | None) -> np.ndarray:

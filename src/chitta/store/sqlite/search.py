@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from chitta.store.warm import timed_parts
 #: A keyword search checks this many times its limit of its best candidates against the
 #: scope (agent, channel, period) at once, and twice as many each time too few pass.
 KW_OVERFETCH = 2
+#: The warm-up reads the doclists of words this many memories of a realm hold (or more): a
+#: rarer word's list is read by the first search for it in well under a millisecond.
+PRELOAD_DF = 50
 
 
 class Search(Indexes):
@@ -70,8 +74,9 @@ class Search(Indexes):
         Each of ``terms`` (plain words) is matched as the index matches a quoted term: Porter
         stems, accents folded. ``column="tags"`` searches the tags alone.
         """
-        ranked = keywords.search(self._query, self._rows(), terms, [scope.realm], column)
-        return self._first_in_scope(ranked, *scope_sql(scope, "m"), limit)
+        rows = self._rows()
+        rank = partial(keywords.search, self._query, rows, terms, [scope.realm], column)
+        return self._first_in_scope(rank, *scope_sql(scope, "m"), limit)
 
     def keyword_search_elsewhere(
         self, terms: Sequence[str], scope: Scope, limit: int
@@ -81,8 +86,8 @@ class Search(Indexes):
         so that their scores compare."""
         rows = self._rows()
         realms = [realm for realm in rows.codes if realm != scope.realm]
-        ranked = keywords.search(self._query, rows, terms, realms)
-        return self._first_in_scope(ranked, *scope_sql(scope, "m", elsewhere=True), limit)
+        rank = partial(keywords.search, self._query, rows, terms, realms)
+        return self._first_in_scope(rank, *scope_sql(scope, "m", elsewhere=True), limit)
 
     def keyword_frequencies(self, terms: Sequence[str], realm: str) -> tuple[int, dict[str, int]]:
         """The statistics :meth:`keyword_search` scores ``realm`` with: its live memories, and
@@ -104,10 +109,19 @@ class Search(Indexes):
 
     def warm(self, stop: Callable[[], bool] | None = None) -> dict[str, float]:
         """The term statistics and the keyword search's rows (every recall plans its query
-        with them), the correction index, then the vectors and any HNSW graph (the longest)."""
+        with them), the correction index, the vectors and any HNSW graph (the longest),
+        then the common words' doclists (a search reads any it lacks)."""
+        stopped = stop or (lambda: False)
         return timed_parts({"terms": self.term_stats, "keyword_rows": self._rows,
-                            "corrections": self.corrections, "vectors": self.vector_index},
+                            "corrections": self.corrections, "vectors": self.vector_index,
+                            "keyword_lists": lambda: self._preload_lists(stopped)},
                            stop)  # fmt: skip
+
+    def _preload_lists(self, stop: Callable[[], bool]) -> int:
+        """Read the doclists of the words at least :data:`PRELOAD_DF` memories of a realm
+        hold, under no lock (a recall meanwhile reads what it needs itself)."""
+        words = self.term_stats().common(PRELOAD_DF)
+        return keywords.preload(self._query, self._rows(), words, stop)
 
     def _rows(self) -> keywords.Rows:
         """The keyword search's view of the live memories, brought up to date with the file."""
@@ -116,26 +130,35 @@ class Search(Indexes):
 
     def _first_in_scope(
         self,
-        ranked: keywords.Ranked,
+        rank: Callable[..., keywords.Ranked],
         where: str,
         params: Sequence[object],
         limit: int,
         join: str = "",
     ) -> list[tuple[str, float]]:
-        """The first ``limit`` of ``ranked`` that are live and satisfy ``where`` (over
-        ``memories m`` and ``join``), with their ids, in ranked order."""
+        """The first ``limit`` of the ranking that are live and satisfy ``where`` (over
+        ``memories m`` and ``join``), with their ids, in ranked order. ``rank(k=...)`` ranks
+        at least the best ``k`` (keywords.search); when too few of those pass, the whole
+        ranking is asked for."""
         hits: list[tuple[str, float]] = []
+        ranked = rank(k=limit)
         start, batch = 0, limit * KW_OVERFETCH
-        while len(hits) < limit and start < len(ranked.rowids):
-            rowids = [int(r) for r in ranked.rowids[start : start + batch]]
+        while len(hits) < limit:
+            if start >= ranked.exact:
+                if ranked.whole:
+                    break
+                ranked = rank(k=None)  # the same order, every holder in it
+                continue
+            end = min(start + batch, ranked.exact)
+            rowids = [int(r) for r in ranked.rowids[start:end]]
             ids = dict(self._query(
                 f"SELECT m.rowid, m.id FROM json_each(?) w CROSS JOIN memories m ON m.rowid = "
                 f"w.value {join} WHERE m.deleted_at IS NULL AND {where}",
                 (json.dumps(rowids), *params),
             ))  # fmt: skip
-            scores = ranked.scores[start : start + batch]
+            scores = ranked.scores[start:end]
             hits += [(ids[r], float(s)) for r, s in zip(rowids, scores, strict=True) if r in ids]
-            start, batch = start + batch, batch * 2
+            start, batch = end, batch * 2
         return hits[:limit]
 
     # --- the time cue's period (recall/timecue/arm.py; seed 002 §2.2, §2.10) ----------------
@@ -202,8 +225,10 @@ class Search(Indexes):
         scored with the whole realm's statistics."""
         where, params = scope_sql(scope, "m")
         period, times = period_sql(start_ms, end_ms, include_superseded)
+        # Every holder ranked at once: a period passes few of them.
         ranked = keywords.search(self._query, self._rows(), terms, [scope.realm])
-        return self._first_in_scope(ranked, f"{where} AND {period}", [*params, *times], limit,
+        return self._first_in_scope(lambda k: ranked, f"{where} AND {period}",
+                                    [*params, *times], limit,
                                     join="LEFT JOIN episodes e ON e.id = m.episode_id")  # fmt: skip
 
     def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
