@@ -145,6 +145,8 @@ def test_a_tiny_run_end_to_end(tmp_path: Path) -> None:
         assert recall[strategy]["wall_ms"]["p50"] > 0
         assert recall[strategy]["embed_cache"]["hits"] == 0
     assert recall["rss_mb"]["after_first_recall"]["rss"] > recall["rss_mb"]["start"]["rss"]
+    # Then warmed as a daemon warms itself: the doclists the first recall did not read.
+    assert "keyword_lists" in recall["warm_up_ms"] and recall["rss_mb"]["after_warm_up"]["rss"]
     # Every lane of the registry timed on its own, beside planning, embedding, exact search.
     lanes = recall["lanes"]
     assert set(lanes["timing_ms"]) == {"plan", "embed", "sem_exact", *LANES}

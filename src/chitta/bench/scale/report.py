@@ -60,7 +60,7 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         return cell
 
     def rss(key: str) -> Callable[[dict[str, Any]], str]:
-        return lambda r: _num(r["recall"]["rss_mb"][key]["rss"], 0)
+        return lambda r: _num(r["recall"]["rss_mb"].get(key, {}).get("rss"), 0)
 
     runs = rows[0]["cli"]["runs"] if rows else CLI_RUNS
     pg = any(_backend(r) != "sqlite" for r in rows)
@@ -89,8 +89,11 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
          col(lambda r: _num(r["recall"]["first_recall_ms"], 0))),
         ("Open again (HNSW sidecar) and first recall, ms",
          col(lambda r: _reopen(r))),
+        ("Then the rest of a daemon's warm-up (common words' doclists), ms",
+         col(lambda r: _num(r["recall"].get("warm_up_ms", {}).get("total"), 0))),
         ("RSS, model loaded, store not open, MiB", col(rss("model_loaded"))),
         ("RSS after the first recall (index loaded), MiB", col(rss("after_first_recall"))),
+        ("… after the warm-up, MiB", col(rss("after_warm_up"))),
         ("… increase over the model alone / raw vector matrix, MiB",
          col(lambda r: f"{_num(r['recall']['rss_mb']['index_delta'], 0)} / "
                        f"{_num(r['recall']['rss_mb']['vector_matrix_mb'], 0)}")),
