@@ -204,11 +204,13 @@ class Ranked:
 
 @dataclass(frozen=True, slots=True)
 class _Term:
-    """One query term over the realms searched: the holders (ascending) and their counts, its
-    idf, and the most it can add to a memory's score."""
+    """One query term: its doclist (every realm, forgotten rows too: a memory already known
+    to be one of the realms' live ones is looked up there), how many live memories of the
+    realms searched hold it, its idf, and the most it can add to a memory's score."""
 
     docs: np.ndarray
     tf: np.ndarray
+    df: int
     idf: float
     ceiling: float
 
@@ -234,27 +236,28 @@ def search(
             _known(rows, (tuple(codes), term, column), 0)
         return Ranked(_NO_ROWS, np.zeros(0), n, df, 0, True)
     scored: list[_Term] = []
-    df: dict[str, int] = {}
     for term in dict.fromkeys(terms):
-        docs, tf, ceiling = _holders(read, rows, codes, term, column)
-        df[term] = _known(rows, (tuple(codes), term, column), len(docs))
-        idf = bm25.idf(len(docs), n)
-        scored.append(_Term(docs, tf, idf, idf * bm25.saturation(ceiling[0], ceiling[1], avgdl)))
-    scored = [t for t in scored if len(t.docs)]
+        found = _doclist(read, rows, stems(term), column)
+        count = _df(rows, codes, term, column, found)
+        idf = bm25.idf(count, n)
+        ceiling = idf * bm25.saturation(found.max_tf, found.min_length, avgdl)
+        scored.append(_Term(found.docs, found.tf, count, idf, ceiling))
+    df = {term: t.df for term, t in zip(dict.fromkeys(terms), scored, strict=True)}
+    scored = [t for t in scored if t.df]
     if not scored:
         return Ranked(_NO_ROWS, np.zeros(0), n, df, 0, True)
     if k is None:
-        rowids = np.unique(np.concatenate([t.docs for t in scored]))
+        rowids = np.unique(np.concatenate([_mine(rows, codes, t.docs) for t in scored]))
         scores, bound = _scores(scored, rowids, rows.length, avgdl), -1.0
     else:
-        rowids, scores, bound = _best(scored, rows.length, avgdl, k)
+        rowids, scores, bound = _best(scored, rows, codes, avgdl, k)
     order = np.lexsort((rowids, -scores))
     rowids, scores = rowids[order], scores[order]
     return Ranked(rowids, scores, n, df, int(np.count_nonzero(scores > bound)), bound < 0)
 
 
 def _best(
-    terms: Sequence[_Term], length: np.ndarray, avgdl: float, k: int
+    terms: Sequence[_Term], rows: Rows, codes: Sequence[int], avgdl: float, k: int
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """MaxScore: the holders of the terms with the highest ceilings, taken one term at a
     time until no memory holding only the remaining terms could score as much as the k-th
@@ -266,12 +269,12 @@ def _best(
     for step, i in enumerate(order):
         # A holder of a term taken before was found then; the rest hold none of those terms.
         taken = set(order[:step])
-        new = terms[i].docs
+        new = _mine(rows, codes, terms[i].docs)
         for j in taken:
             new = new[~_held(terms[j].docs, new)]
         later = [t for j, t in enumerate(terms) if j not in taken]
         found.append(new)
-        scores.append(_scores(later, new, length, avgdl))
+        scores.append(_scores(later, new, rows.length, avgdl))
         if step + 1 == len(order):
             break
         bound = sum(terms[j].ceiling for j in order[step + 1 :]) * (1 + BOUND_MARGIN)
@@ -279,6 +282,13 @@ def _best(
         if len(best) >= k and np.partition(best, -k)[-k] > bound:
             return np.concatenate(found), np.concatenate(scores), bound
     return np.concatenate(found), np.concatenate(scores), -1.0
+
+
+def _mine(rows: Rows, codes: Sequence[int], docs: np.ndarray) -> np.ndarray:
+    """Those of ``docs`` (ascending) that are live memories of realms ``codes`` in ``rows``
+    (a list may hold rows newer than these)."""
+    docs = docs[: np.searchsorted(docs, len(rows.realm))]
+    return docs[np.isin(rows.realm[docs], codes)]
 
 
 def _held(docs: np.ndarray, rowids: np.ndarray) -> np.ndarray:
@@ -312,12 +322,18 @@ def frequencies(
     codes = sorted(rows.codes[r] for r in realms if r in rows.codes)
     df = {}
     for term in dict.fromkeys(terms):
-        key = (tuple(codes), term, None)
-        known = rows.known_df.get(key)
+        known = rows.known_df.get((tuple(codes), term, None))
         if known is None:
-            known = _known(rows, key, len(_holders(read, rows, codes, term, None)[0]))
+            known = _df(rows, codes, term, None, _doclist(read, rows, stems(term), None))
         df[term] = known
     return sum(rows.size.get(c, 0) for c in codes), df
+
+
+def _df(rows: Rows, codes: Sequence[int], term: str, column: str | None, found: Doclist) -> int:
+    """How many live memories of realms ``codes`` hold ``term``: counted once per rows."""
+    key = (tuple(codes), term, column)
+    known = rows.known_df.get(key)
+    return known if known is not None else _known(rows, key, len(_mine(rows, codes, found.docs)))
 
 
 def preload(read: Read, rows: Rows, words: Sequence[str], stop: Callable[[], bool]) -> int:
@@ -341,18 +357,6 @@ def _known(rows: Rows, key: tuple, df: int) -> int:
         rows.known_df.clear()
     rows.known_df[key] = df
     return df
-
-
-def _holders(
-    read: Read, rows: Rows, codes: Sequence[int], term: str, column: str | None
-) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
-    """The rowids of the live memories of realms ``codes`` holding ``term``, ascending, how
-    often each holds it, and the largest count and shortest length of any memory holding it
-    (in any realm: a bound)."""
-    found = _doclist(read, rows, stems(term), column)
-    docs = found.docs[: np.searchsorted(found.docs, len(rows.realm))]  # rows newer than these
-    mine = np.isin(rows.realm[docs], codes)
-    return docs[mine], found.tf[: len(docs)][mine], (found.max_tf, found.min_length)
 
 
 def _doclist(read: Read, rows: Rows, tokens: tuple[str, ...], column: str | None) -> Doclist:
