@@ -308,3 +308,29 @@ def test_content_length_reads_a_docsize_varint(record: bytes, length: int) -> No
 ])  # fmt: skip
 def test_column_lengths_read_each_column(record: bytes, lengths: tuple[int, int]) -> None:
     assert fts5.column_lengths(record) == lengths
+
+
+def _varint(value: int) -> bytes:
+    """SQLite's varint of ``value`` (under 2**56: seven bits a byte, high bit set on all
+    but the last)."""
+    groups = []
+    while True:
+        groups.append(value & 0x7F)
+        value >>= 7
+        if not value:
+            break
+    groups.reverse()
+    return bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**40), st.one_of(st.none(), st.integers(0, 2**20))),
+                min_size=1, max_size=40))  # fmt: skip
+def test_many_records_decode_as_each_alone(numbers: list[tuple[int, int | None]]) -> None:
+    """The bulk decoder (numpy) and the one-record decoder agree, records of one number or
+    two, of one byte or six."""
+    records = [_varint(c) + (b"" if t is None else _varint(t)) for c, t in numbers]
+    content, tags = fts5.docsize_columns(records)
+    assert content.tolist() == [c for c, _ in numbers]
+    assert tags.tolist() == [t or 0 for _, t in numbers]
+    assert [fts5.column_lengths(r)[:1] for r in records] == [(c,) for c, _ in numbers]

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from chitta.store import bm25
-from chitta.store.fts5 import column_lengths, stems
+from chitta.store.fts5 import docsize_columns, stems
 from chitta.store.sqlite import doclists
 from chitta.store.sqlite.doclists import Doclist, DoclistCache, doclist
 from chitta.store.terms import TermStats
@@ -105,20 +105,20 @@ class RowTable:
                    if changes.get(r, 0) != self._seen.get(r, 0)}  # fmt: skip
         if not changed:
             return self._rows
-        new: dict[str, list[tuple[int, int, int]]] = {}
-        for rowid, realm, sz in read(_LIVE_ROWS + " AND m.rowid > ?", (self._top,)):
-            new.setdefault(realm, []).append(_lengths(rowid, sz))
+        new = _blocks(read(_LIVE_ROWS + " AND m.rowid > ?", (self._top,)))
         if not set(new) <= changed:  # a live row nobody counted: start again
             return self._build(read, terms, changes)
         reread = {r for r in changed
-                  if changes.get(r, 0) - self._seen.get(r, 0) != len(new.get(r, ()))}  # fmt: skip
+                  if changes.get(r, 0) - self._seen.get(r, 0)
+                  != len(new.get(r, _Block.empty()).rowids)}  # fmt: skip
         for realm in reread:
-            new[realm] = [_lengths(rowid, sz) for rowid, sz in read(
-                "SELECT m.rowid, d.sz FROM memories m JOIN memories_fts_docsize d ON "
-                "d.id = m.rowid WHERE m.realm = ? AND m.deleted_at IS NULL", (realm,))]  # fmt: skip
+            new[realm] = _blocks(read(
+                "SELECT m.rowid, m.realm, d.sz FROM memories m JOIN memories_fts_docsize d ON "
+                "d.id = m.rowid WHERE m.realm = ? AND m.deleted_at IS NULL", (realm,)
+            )).get(realm, _Block.empty())  # fmt: skip
         before, lists = self._top, self._rows.lists
         top = self._max_rowid(read)
-        added = sum(map(len, new.values()))
+        added = sum(len(block.rowids) for block in new.values())
         if reread or (lists and added > doclists.EXTEND_MAX):
             lists = DoclistCache(top, lists.max_bytes)  # rows changed in place: read again
         self._rows = _updated(self._rows, new, reread, top, lists)
@@ -131,9 +131,7 @@ class RowTable:
         return self._rows
 
     def _build(self, read: Read, terms: TermStats, changes: dict[str, int]) -> Rows:
-        new: dict[str, list[tuple[int, int, int]]] = {}
-        for rowid, realm, sz in read(_LIVE_ROWS, ()):
-            new.setdefault(realm, []).append(_lengths(rowid, sz))
+        new = _blocks(read(_LIVE_ROWS, ()))
         empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {}, {})
         self._top = 0  # a restored backup may number its rows lower
         top = self._max_rowid(read)
@@ -147,15 +145,40 @@ class RowTable:
         return self._top
 
 
-def _lengths(rowid: int, sz: bytes) -> tuple[int, int, int]:
-    """A row's rowid, content tokens and tag tokens, from its FTS5 docsize record."""
-    content, tags = (*column_lengths(sz), 0, 0)[:2]
-    return rowid, content, tags
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Live rows of one realm: their rowids, content tokens and tag tokens."""
+
+    rowids: np.ndarray
+    content: np.ndarray
+    tags: np.ndarray
+
+    @classmethod
+    def empty(cls) -> _Block:
+        return cls(_NO_ROWS, _NO_ROWS, _NO_ROWS)
+
+
+def _blocks(found: Sequence[tuple[int, str, bytes]]) -> dict[str, _Block]:
+    """(rowid, realm, FTS5 docsize record) rows, by realm."""
+    if not found:
+        return {}
+    rowids = np.fromiter((r[0] for r in found), dtype=np.int64, count=len(found))
+    content, tags = docsize_columns([r[2] for r in found])
+    names: dict[str, int] = {}
+    codes = np.fromiter((names.setdefault(r[1], len(names)) for r in found), dtype=np.int32,
+                        count=len(found))  # fmt: skip
+    if len(names) == 1:
+        return {next(iter(names)): _Block(rowids, content, tags)}
+    out = {}
+    for name, code in names.items():
+        mine = codes == code
+        out[name] = _Block(rowids[mine], content[mine], tags[mine])
+    return out
 
 
 def _updated(
     rows: Rows,
-    new: Mapping[str, list[tuple[int, int, int]]],
+    new: Mapping[str, _Block],
     whole: Collection[str],
     top: int,
     lists: DoclistCache,
@@ -170,17 +193,15 @@ def _updated(
     length[: len(rows.length)] = rows.length
     codes, count, tokens = dict(rows.codes), dict(rows.size), dict(rows.tokens)
     tag_tokens = dict(rows.tag_tokens)
-    for name, items in new.items():
+    for name, block in new.items():
         code = codes.setdefault(name, len(codes))
         if name in whole:
             realm[realm == code] = -1
             count[code] = tokens[code] = tag_tokens[code] = 0
-        ids = np.array([rowid for rowid, _, _ in items], dtype=np.int64)
-        lengths = np.array([n for _, n, _ in items], dtype=np.int32)
-        realm[ids], length[ids] = code, lengths
-        count[code] = count.get(code, 0) + len(items)
-        tokens[code] = tokens.get(code, 0) + int(lengths.sum())
-        tag_tokens[code] = tag_tokens.get(code, 0) + sum(t for _, _, t in items)
+        realm[block.rowids], length[block.rowids] = code, block.content
+        count[code] = count.get(code, 0) + len(block.rowids)
+        tokens[code] = tokens.get(code, 0) + int(block.content.sum())
+        tag_tokens[code] = tag_tokens.get(code, 0) + int(block.tags.sum())
     return Rows(realm, length, codes, count, tokens, tag_tokens, lists)
 
 
