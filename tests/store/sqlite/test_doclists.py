@@ -248,3 +248,39 @@ def test_a_list_knows_its_bounds() -> None:
     assert found.docs.tolist() == [1, 2, 3] and found.tf.tolist() == [1, 1, 3]
     assert (found.max_tf, found.min_length) == (3, 4)
     assert found.docs.dtype == np.int32 and found.tf.dtype == np.uint8
+
+
+# --- which words a hit holds (the assessment stage) -------------------------------------------
+
+
+MATCH_TEXTS = [
+    ("We are deploying the café service", ()),
+    ("parse_tags reads the tags", ("otter",)),
+    ("tags parse", ()),
+    ("an otter by the river", ("kayak",)),
+    ("nothing here", ()),
+]
+MATCH_TERMS = ["deployed", "cafe", "parse_tags", "otter", "kayak", "river", "_", "zebra"]
+
+
+def test_a_hits_words_from_the_lists_are_its_text_s(make_memory: MakeMemory) -> None:
+    """The doclists answer as tokenizing each hit's text and tags would (store/fts5.py):
+    stems, folded accents, tags, a phrase, a term of no token; a memory newer than the rows
+    the search knows is read from its text."""
+    from chitta.store import fts5
+
+    with new_store() as store:
+        made = [make_memory(text, tags=tags) for text, tags in MATCH_TEXTS]
+        store.insert([(m, None) for m in made])
+        store.keyword_search(["otter"], Scope("work"), 5)  # a list or two kept already
+        texts = {m.id: (m.content, " ".join(m.tags)) for m in made}
+        ids = [m.id for m in made]
+        assert store.term_matches(MATCH_TERMS, ids) == fts5.matches(MATCH_TERMS, texts)
+        older = store._rows()
+        later = make_memory("otters deploy kayaks", tags=("river",))
+        store.insert([(later, None)])
+        store._rows = lambda: older  # type: ignore[method-assign]
+        texts[later.id] = (later.content, "river")
+        got = store.term_matches(MATCH_TERMS, [*ids, later.id])
+        assert got == fts5.matches(MATCH_TERMS, texts)
+        assert got[later.id] == {"otter", "kayak", "river", "deployed"}

@@ -357,6 +357,18 @@ def _df(rows: Rows, codes: Sequence[int], term: str, column: str | None, found: 
     return known if known is not None else _known(rows, key, len(_mine(rows, codes, found.docs)))
 
 
+def holds(read: Read, rows: Rows, term: str, rowids: np.ndarray) -> np.ndarray | None:
+    """Which of ``rowids`` (none above the rows' top) hold ``term`` in their text or tags, as
+    a search for it matches them, from its doclist; None when the tokenizer makes a phrase
+    of it (its places are in no list)."""
+    tokens = stems(term)
+    if len(tokens) > 1:
+        return None
+    if not tokens:
+        return np.zeros(len(rowids), dtype=bool)
+    return _held(_doclist(read, rows, tokens, None).docs, rowids)
+
+
 def preload(read: Read, rows: Rows, words: Sequence[str], stop: Callable[[], bool]) -> int:
     """Read the doclists of ``words`` (the commonest first: the costliest to read during a
     search) into the rows' cache until it is three-quarters full or ``stop()``; how many

@@ -232,9 +232,36 @@ class Search(Indexes):
                                     join="LEFT JOIN episodes e ON e.id = m.episode_id")  # fmt: skip
 
     def term_matches(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
-        """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them: their
-        own text tokenized as the index tokenizes it (store/fts5.py), so the cost is the
-        holders' words, not the terms' posting lists."""
+        """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them: from
+        the terms' doclists (kept in memory, keywords.py), so the cost is a lookup per hit,
+        not the terms' posting lists read from the index; a term the tokenizer splits into
+        a phrase, and a memory newer than the keyword rows, from their own text tokenized as
+        the index tokenizes it (store/fts5.py)."""
+        if not terms or not ids:
+            return {}
+        rows = self._rows()
+        marks = ", ".join("?" * len(ids))
+        found = self._query(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids)
+        known = [(i, r) for i, r in found if r <= rows.top]
+        rowids = np.array([r for _, r in known], dtype=np.int64)
+        matched: dict[str, set[str]] = {}
+        phrases = []
+        for term in dict.fromkeys(terms):
+            held = keywords.holds(self._query, rows, term, rowids)
+            if held is None:
+                phrases.append(term)
+                continue
+            for (memory_id, _), yes in zip(known, held.tolist(), strict=True):
+                if yes:
+                    matched.setdefault(memory_id, set()).add(term)
+        newer = [i for i, r in found if r > rows.top]
+        for words, among in ((phrases, [i for i, _ in known]), (list(terms), newer)):
+            for memory_id, held_words in self._matches_by_text(words, among).items():
+                matched.setdefault(memory_id, set()).update(held_words)
+        return matched
+
+    def _matches_by_text(self, terms: Sequence[str], ids: Sequence[str]) -> dict[str, set[str]]:
+        """:meth:`term_matches` of ``ids`` from their own text."""
         if not terms or not ids:
             return {}
         marks = ", ".join("?" * len(ids))
