@@ -93,7 +93,7 @@ class VectorIndex:
         ``graphs=False`` leaves the HNSW graphs alone (a bulk load that attaches them after).
         """
         with self._lock:
-            if len(set(ids)) == len(ids) and not any(i in self._row for i in ids):
+            if len(set(ids)) == len(ids) and self._row.keys().isdisjoint(ids):
                 rows = self._append(ids, vectors, scopes)
                 if graphs:
                     self._link(rows)
@@ -131,11 +131,13 @@ class VectorIndex:
         self._row.update(zip(ids, range(start, start + n), strict=True))
         self._matrix[start : start + n] = vectors
         self._alive[start : start + n] = True
-        codes = self._codes
-        for axis, column in ((self._realm, 0), (self._agent, 1), (self._channel, 2)):
-            # setdefault's default is evaluated first, so a new value gets the next code.
-            axis[start : start + n] = [codes.setdefault(scope[column], len(codes) + 1)
-                                       for scope in scopes]  # fmt: skip
+        columns = list(zip(*scopes, strict=True)) if scopes else [(), (), ()]
+        for axis, values in zip((self._realm, self._agent, self._channel), columns, strict=True):
+            # Each distinct value coded once, then every row looked up (a million rows
+            # hold a handful of realms, agents and channels).
+            known = {value: self._code(value) for value in set(values)}
+            axis[start : start + n] = np.fromiter(map(known.__getitem__, values),
+                                                  dtype=np.int32, count=n)  # fmt: skip
         return rows
 
     def set_alive(self, memory_id: str, alive: bool) -> None:

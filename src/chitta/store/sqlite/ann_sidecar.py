@@ -142,7 +142,11 @@ def _restore(
     graph.expansion_search = EXPANSION_SEARCH
     live = np.zeros(len(hashes), dtype=bool)
     live[index.live_rows(code)] = True
-    rows = np.array([-1 if (r := index.row_of(i)) is None else r for i in saved.ids], np.int64)
+    rows = np.fromiter(
+        (-1 if r is None else r for r in map(index.row_of, saved.ids)),
+        dtype=np.int64,
+        count=len(saved.ids),
+    )
     same = rows >= 0
     same[same] = live[rows[same]]
     same[same] = hashes[rows[same]] == saved.hashes[same]
