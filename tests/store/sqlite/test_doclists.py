@@ -295,3 +295,9 @@ def test_a_hits_words_from_the_lists_are_its_text_s(make_memory: MakeMemory) -> 
         got = store.term_matches(MATCH_TERMS, [*ids, later.id])
         assert got == fts5.matches(MATCH_TERMS, texts)
         assert got[later.id] == {"otter", "kayak", "river", "deployed"}
+        del store._rows
+        # A memory stored already forgotten is in no list: its words come from its text.
+        gone = make_memory("a forgotten otter", deleted_at=5)
+        store.insert([(gone, None)])
+        store.keyword_search(["otter"], Scope("work"), 5)
+        assert store.term_matches(["otter", "zebra"], [gone.id]) == {gone.id: {"otter"}}

@@ -235,14 +235,16 @@ class Search(Indexes):
         """Which of ``terms`` each of ``ids`` holds, as the keyword lane matches them: from
         the terms' doclists (kept in memory, keywords.py), so the cost is a lookup per hit,
         not the terms' posting lists read from the index; a term the tokenizer splits into
-        a phrase, and a memory newer than the keyword rows, from their own text tokenized as
-        the index tokenizes it (store/fts5.py)."""
+        a phrase, and a memory forgotten or newer than the keyword rows, from their own text
+        tokenized as the index tokenizes it (store/fts5.py)."""
         if not terms or not ids:
             return {}
         rows = self._rows()
         marks = ", ".join("?" * len(ids))
         found = self._query(f"SELECT id, rowid FROM memories WHERE id IN ({marks})", ids)
-        known = [(i, r) for i, r in found if r <= rows.top]
+        # The lists hold every live row up to the top; a forgotten one's words may be
+        # missing (a memory stored already forgotten is never added), so it is read.
+        known = [(i, r) for i, r in found if r <= rows.top and rows.realm[r] >= 0]
         rowids = np.array([r for _, r in known], dtype=np.int64)
         matched: dict[str, set[str]] = {}
         phrases = []
@@ -254,8 +256,8 @@ class Search(Indexes):
             for (memory_id, _), yes in zip(known, held.tolist(), strict=True):
                 if yes:
                     matched.setdefault(memory_id, set()).add(term)
-        newer = [i for i, r in found if r > rows.top]
-        for words, among in ((phrases, [i for i, _ in known]), (list(terms), newer)):
+        others = [i for i, r in found if r > rows.top or rows.realm[r] < 0]
+        for words, among in ((phrases, [i for i, _ in known]), (list(terms), others)):
             for memory_id, held_words in self._matches_by_text(words, among).items():
                 matched.setdefault(memory_id, set()).update(held_words)
         return matched
