@@ -259,7 +259,7 @@ def search(
     scored: list[_Term] = []
     for term in dict.fromkeys(terms):
         found = _doclist(read, rows, stems(term), column)
-        count = _df(rows, codes, term, column, found)
+        count = _df(rows, codes, term, column, lambda found=found: found)
         idf = bm25.idf(count, n)
         ceiling = idf * bm25.saturation(found.max_tf, found.min_length, avgdl)
         scored.append(_Term(found.docs, found.tf, count, idf, ceiling))
@@ -314,10 +314,15 @@ def _mine(rows: Rows, codes: Sequence[int], docs: np.ndarray) -> np.ndarray:
 
 def _held(docs: np.ndarray, rowids: np.ndarray) -> np.ndarray:
     """Which of ``rowids`` are in ``docs`` (ascending)."""
+    return _lookup(docs, rowids)[0]
+
+
+def _lookup(docs: np.ndarray, rowids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which of ``rowids`` are in ``docs`` (ascending), and where each would be."""
     if not len(docs):
-        return np.zeros(len(rowids), dtype=bool)
+        return np.zeros(len(rowids), dtype=bool), np.zeros(len(rowids), dtype=np.int64)
     at = np.minimum(np.searchsorted(docs, rowids), len(docs) - 1)
-    return docs[at] == rowids
+    return docs[at] == rowids, at
 
 
 def _scores(
@@ -329,8 +334,7 @@ def _scores(
     if not len(rowids):
         return scores
     for term in terms:
-        at = np.minimum(np.searchsorted(term.docs, rowids), len(term.docs) - 1)
-        held = term.docs[at] == rowids
+        held, at = _lookup(term.docs, rowids)
         tf, mine = term.tf[at[held]], rowids[held]
         scores[held] += term.idf * bm25.saturation(tf, length[mine], avgdl)
     return scores
@@ -343,18 +347,19 @@ def frequencies(
     codes = sorted(rows.codes[r] for r in realms if r in rows.codes)
     df = {}
     for term in dict.fromkeys(terms):
-        known = rows.known_df.get((tuple(codes), term, None))
-        if known is None:
-            known = _df(rows, codes, term, None, _doclist(read, rows, stems(term), None))
-        df[term] = known
+        df[term] = _df(rows, codes, term, None,
+                       lambda term=term: _doclist(read, rows, stems(term), None))  # fmt: skip
     return sum(rows.size.get(c, 0) for c in codes), df
 
 
-def _df(rows: Rows, codes: Sequence[int], term: str, column: str | None, found: Doclist) -> int:
-    """How many live memories of realms ``codes`` hold ``term``: counted once per rows."""
+def _df(
+    rows: Rows, codes: Sequence[int], term: str, column: str | None, found: Callable[[], Doclist]
+) -> int:
+    """How many live memories of realms ``codes`` hold ``term`` (its doclist ``found()``):
+    counted once per rows."""
     key = (tuple(codes), term, column)
     known = rows.known_df.get(key)
-    return known if known is not None else _known(rows, key, len(_mine(rows, codes, found.docs)))
+    return known if known is not None else _known(rows, key, len(_mine(rows, codes, found().docs)))
 
 
 def holds(read: Read, rows: Rows, term: str, rowids: np.ndarray) -> np.ndarray | None:
