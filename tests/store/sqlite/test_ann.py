@@ -318,3 +318,19 @@ def test_the_index_read_in_chunks_is_the_index_read_whole(
             answers.append([index.search(q, Scope(r), 10, exact=True) for q in queries
                             for r in ("work", "home")])  # fmt: skip
     assert answers[0] == answers[1]
+
+
+def test_the_sidecar_is_mapped_for_the_block_only(tmp_path: Path) -> None:
+    """A missing or empty file maps to None; an error inside the block comes out as itself,
+    even while a slice of the mapping is still held."""
+    with ann_sidecar._mapped(tmp_path / "missing") as data:
+        assert data is None
+    (tmp_path / "empty").write_bytes(b"")
+    with ann_sidecar._mapped(tmp_path / "empty") as data:
+        assert data is None
+    (tmp_path / "some").write_bytes(b"chitta" * 10)
+    with ann_sidecar._mapped(tmp_path / "some") as data:
+        assert data is not None and bytes(data[:6]) == b"chitta"
+    with pytest.raises(KeyError, match="inside"), ann_sidecar._mapped(tmp_path / "some") as data:
+        held = data[6:12]  # noqa: F841 - a view into the mapping, alive when the error leaves
+        raise KeyError("inside")

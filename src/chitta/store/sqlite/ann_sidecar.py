@@ -79,14 +79,22 @@ def _mapped(path: Path) -> Iterator[memoryview | None]:
     a vector (at 100,000 vectors the copies cost ~100 MiB of peak memory that the
     allocator kept)."""
     try:
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            view = memoryview(m)
-            try:
-                yield view
-            finally:
-                view.release()
+        with open(path, "rb") as fh:
+            mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, or empty (mmap refuses 0 bytes)
+        mapping = None
+    if mapping is None:
         yield None
+        return
+    view = memoryview(mapping)
+    try:
+        yield view
+    finally:
+        view.release()
+        # A view still held (an error's traceback keeps the frames that sliced it) keeps
+        # the mapping open; it is unmapped when the last one goes.
+        with contextlib.suppress(BufferError):
+            mapping.close()
 
 
 def _read(data: memoryview | None, path: Path, model: dict) -> dict[str, _Saved]:
