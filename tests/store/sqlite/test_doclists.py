@@ -301,3 +301,45 @@ def test_a_hits_words_from_the_lists_are_its_text_s(make_memory: MakeMemory) -> 
         store.insert([(gone, None)])
         store.keyword_search(["otter"], Scope("work"), 5)
         assert store.term_matches(["otter", "zebra"], [gone.id]) == {gone.id: {"otter"}}
+
+
+def test_searches_beside_writes_stay_whole(make_memory: MakeMemory) -> None:
+    """Two threads search while a third writes, forgets and edits: no search fails or
+    returns an unordered ranking, and afterwards the ranking is a fresh store's."""
+    import threading
+
+    rng = random.Random(3)
+    errors: list[BaseException] = []
+    done = threading.Event()
+    with new_store() as store:
+        store.insert([(make_memory(zipf_text(rng)), None) for _ in range(200)])
+
+        def search() -> None:
+            local = random.Random(threading.get_ident())
+            try:
+                while not done.is_set():
+                    terms = local.sample(VOCABULARY[:20], local.randint(1, 4))
+                    got = store.keyword_search(terms, Scope("work"), local.choice([1, 10, 40]))
+                    scores = [s for _, s in got]
+                    assert scores == sorted(scores, reverse=True)
+            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                errors.append(exc)
+
+        readers = [threading.Thread(target=search) for _ in range(2)]
+        for reader in readers:
+            reader.start()
+        made = []
+        for step in range(60):
+            batch = [make_memory(zipf_text(rng)) for _ in range(3)]
+            store.insert([(m, None) for m in batch])
+            made += batch
+            if step % 10 == 5:
+                store.set_deleted(made[step].id, 9)
+            if step % 15 == 7:
+                store.update(replace(made[step], content=zipf_text(rng)))
+        done.set()
+        for reader in readers:
+            reader.join()
+        assert errors == []
+        for terms in (["w0", "w3"], ["w1", "w7", "w12"], ["w5"]):
+            fresh_equal(store, terms)

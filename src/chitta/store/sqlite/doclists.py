@@ -124,9 +124,9 @@ class DoclistCache:
         with self._lock:
             if self._lists and rows:
                 added = _counts(rows, {token for token, _ in self._lists})
-                for key, old in list(self._lists.items()):
-                    new = added.get(key)
-                    if new is None:
+                for key, new in added.items():
+                    old = self._lists.get(key)
+                    if old is None:  # the token's other column is kept, not this one
                         continue
                     docs = np.array([rowid for rowid, _ in new], dtype=np.int64)
                     tf = np.array([n for _, n in new], dtype=np.int64)
