@@ -10,7 +10,7 @@ import numpy as np
 
 from chitta.errors import MemoryNotFound
 from chitta.store import portable
-from chitta.store.records import Episode, Memory, Scope, Source
+from chitta.store.records import Episode, Memory, Scope
 from chitta.store.sqlite import ann_sidecar, terms_sidecar
 from chitta.store.sqlite.connection import Connection, locked_write
 from chitta.store.sqlite.rows import (
@@ -20,6 +20,7 @@ from chitta.store.sqlite.rows import (
     UPDATE_PLACEHOLDERS,
     memory_from_row,
     memory_row,
+    source_of,
     update_row,
 )
 from chitta.store.vectors import live_vectors
@@ -346,7 +347,7 @@ class Memories(Connection):
     def episodes(self, realm: str | None = None) -> list[Episode]:
         where, params = ("WHERE realm = ?", [realm]) if realm is not None else ("", [])
         rows = self._query(f"SELECT * FROM episodes {where} ORDER BY id", params)
-        return [Episode(**{**dict(r), "source": Source.from_dict(json.loads(r["source"]))})
+        return [Episode(**{**dict(r), "source": source_of(r["source"])})
                 for r in rows]  # fmt: skip
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:

@@ -3,6 +3,7 @@ row, a row as a record, and the WHERE fragments scope and period reads share."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 
@@ -49,7 +50,7 @@ def memory_from_row(r: sqlite3.Row) -> Memory:
         agent_id=r["agent_id"],
         channel=r["channel"],
         tags=tuple(r["tags"].split()) if r["tags"] else (),
-        source=Source.from_dict(json.loads(r["source"])),
+        source=source_of(r["source"]),
         created_at=r["created_at"],
         updated_at=r["updated_at"],
         event_time=r["event_time"],
@@ -65,6 +66,14 @@ def memory_from_row(r: sqlite3.Row) -> Memory:
         truncated=bool(r["truncated"]),
         deleted_at=r["deleted_at"],
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def source_of(text: str) -> Source:
+    """A stored source's JSON form read, once per distinct form: a session's turns share
+    one, and parsing it was a third of reading a memory row (a recall reads 70 or so).
+    Sources are immutable, so one object serves them all."""
+    return Source.from_dict(json.loads(text))
 
 
 def scope_sql(scope: Scope, alias: str = "", *, elsewhere: bool = False) -> tuple[str, list[str]]:
