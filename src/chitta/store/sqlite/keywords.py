@@ -309,7 +309,9 @@ def _mine(rows: Rows, codes: Sequence[int], docs: np.ndarray) -> np.ndarray:
     """Those of ``docs`` (ascending) that are live memories of realms ``codes`` in ``rows``
     (a list may hold rows newer than these)."""
     docs = docs[: np.searchsorted(docs, len(rows.realm))]
-    return docs[np.isin(rows.realm[docs], codes)]
+    realms = rows.realm[docs]
+    # One realm (every lane but xr): a comparison, not isin's set-up.
+    return docs[realms == codes[0] if len(codes) == 1 else np.isin(realms, codes)]
 
 
 def _held(docs: np.ndarray, rowids: np.ndarray) -> np.ndarray:
