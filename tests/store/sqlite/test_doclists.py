@@ -343,3 +343,19 @@ def test_searches_beside_writes_stay_whole(make_memory: MakeMemory) -> None:
         assert errors == []
         for terms in (["w0", "w3"], ["w1", "w7", "w12"], ["w5"]):
             fresh_equal(store, terms)
+
+
+def test_lists_grown_by_new_rows_stay_under_the_bound(make_memory: MakeMemory) -> None:
+    """An extension that takes the lists past the byte bound lets the least recently used
+    go, as keeping a new list does."""
+    with new_store() as store:
+        store.insert([(make_memory(f"otter heron {i}"), None) for i in range(40)])
+        store.keyword_search(["heron"], Scope("work"), 5)
+        store.keyword_search(["otter"], Scope("work"), 5)
+        lists = store._rows().lists
+        lists.max_bytes = lists.nbytes + 8  # room for a few more postings, not for forty
+        store.insert([(make_memory(f"otter heron again {i}"), None) for i in range(40)])
+        grown = store._rows().lists
+        assert grown is lists and grown.nbytes <= grown.max_bytes
+        assert grown.get(("heron", None)) is None  # the least recently used went
+        fresh_equal(store, ["otter", "heron"])

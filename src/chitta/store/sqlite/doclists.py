@@ -113,9 +113,7 @@ class DoclistCache:
             old = self._lists.pop(key, None)
             self._bytes += found.nbytes - (old.nbytes if old is not None else 0)
             self._lists[key] = found
-            while self._bytes > self.max_bytes:
-                _, gone = self._lists.popitem(last=False)
-                self._bytes -= gone.nbytes
+            self._evict()
 
     def extend(self, rows: Sequence[tuple[int, str, str]], lengths: np.ndarray, upto: int) -> None:
         """Append to the lists held the rows ``rows`` (rowid, content, tags) that the index
@@ -136,7 +134,14 @@ class DoclistCache:
                                      np.concatenate([old.tf, tf]), shortest)  # fmt: skip
                     self._bytes += grown.nbytes - old.nbytes
                     self._lists[key] = grown
+                self._evict()  # grown lists count against the bound too
             self.upto = upto
+
+    def _evict(self) -> None:
+        """Let the least recently used lists go until the rest fit the bound (lock held)."""
+        while self._bytes > self.max_bytes:
+            _, gone = self._lists.popitem(last=False)
+            self._bytes -= gone.nbytes
 
 
 def _counts(
