@@ -325,10 +325,10 @@ def _varint(value: int) -> bytes:
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2**40), st.one_of(st.none(), st.integers(0, 2**20))),
-                min_size=1, max_size=40))  # fmt: skip
+                min_size=fts5.BULK_DOCSIZES, max_size=3 * fts5.BULK_DOCSIZES))  # fmt: skip
 def test_many_records_decode_as_each_alone(numbers: list[tuple[int, int | None]]) -> None:
-    """The bulk decoder (numpy) and the one-record decoder agree, records of one number or
-    two, of one byte or six."""
+    """The bulk decoder (numpy, for batches of BULK_DOCSIZES or more) and the one-record
+    decoder agree, records of one number or two, of one byte or six."""
     records = [_varint(c) + (b"" if t is None else _varint(t)) for c, t in numbers]
     content, tags = fts5.docsize_columns(records)
     assert content.tolist() == [c for c, _ in numbers]
