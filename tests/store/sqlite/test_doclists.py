@@ -310,6 +310,7 @@ def test_searches_beside_writes_stay_whole(make_memory: MakeMemory) -> None:
 
     rng = random.Random(3)
     errors: list[BaseException] = []
+    searched: list[int] = []  # one entry a search, from either reader
     done = threading.Event()
     with new_store() as store:
         store.insert([(make_memory(zipf_text(rng)), None) for _ in range(200)])
@@ -322,6 +323,7 @@ def test_searches_beside_writes_stay_whole(make_memory: MakeMemory) -> None:
                     got = store.keyword_search(terms, Scope("work"), local.choice([1, 10, 40]))
                     scores = [s for _, s in got]
                     assert scores == sorted(scores, reverse=True)
+                    searched.append(1)
             except BaseException as exc:  # noqa: BLE001 - reported by the main thread
                 errors.append(exc)
 
@@ -341,6 +343,7 @@ def test_searches_beside_writes_stay_whole(make_memory: MakeMemory) -> None:
         for reader in readers:
             reader.join()
         assert errors == []
+        assert searched  # the readers did search while the writes went on
         for terms in (["w0", "w3"], ["w1", "w7", "w12"], ["w5"]):
             fresh_equal(store, terms)
 
