@@ -61,6 +61,46 @@ class VectorIndex:
         self._lock = threading.RLock()
         self.dirty = False  # a graph was built since the graphs were last saved or loaded
         self.changes = 0  # rows added to or removed from graphs since then
+        # The saved file this index was read from or last written to (a backend's stamp;
+        # None: read from the store), and the vectors added, replaced or hidden since.
+        self.saved_as: tuple[int, int] | None = None
+        self.edits = 0
+
+    @classmethod
+    def restored(
+        cls,
+        matrix: np.ndarray,
+        ids: list[str],
+        codes: dict[str, int],
+        scopes: np.ndarray,
+        *,
+        hnsw_min: int = HNSW_MIN_VECTORS,
+    ) -> VectorIndex:
+        """An index of saved live vectors: ``matrix`` (capacity × dim; it may be a writable
+        mapping of a file) holds ``ids``' vectors in its first rows, ``scopes`` their (realm,
+        agent, channel) codes as three rows, ``codes`` the values they stand for."""
+        capacity, dim = matrix.shape
+        count = len(ids)
+        index = cls(dim, capacity=0, hnsw_min=hnsw_min)
+        index._matrix = matrix
+        index._ids = list(ids)
+        index._row = dict(zip(ids, range(count), strict=True))
+        index._codes = dict(codes)
+        index._alive = np.zeros(capacity, dtype=bool)
+        index._alive[:count] = True
+        for name, values in zip(("_realm", "_agent", "_channel"), scopes, strict=True):
+            axis = np.zeros(capacity, dtype=np.int32)
+            axis[:count] = values
+            setattr(index, name, axis)
+        return index
+
+    def saved_form(self) -> tuple[list[str], np.ndarray, dict[str, int], np.ndarray]:
+        """What a saved file holds: the live rows' ids, the rows, the scope codes, and the
+        rows' (realm, agent, channel) codes as three rows."""
+        with self._lock:
+            rows = np.flatnonzero(self._alive[: len(self._ids)])
+            scopes = np.stack([self._realm[rows], self._agent[rows], self._channel[rows]])
+            return [self._ids[r] for r in rows.tolist()], rows, dict(self._codes), scopes
 
     def __len__(self) -> int:
         return int(self._alive[: len(self._ids)].sum())
@@ -93,6 +133,7 @@ class VectorIndex:
         ``graphs=False`` leaves the HNSW graphs alone (a bulk load that attaches them after).
         """
         with self._lock:
+            self.edits += len(ids)
             if len(set(ids)) == len(ids) and self._row.keys().isdisjoint(ids):
                 rows = self._append(ids, vectors, scopes)
                 if graphs:
@@ -146,6 +187,7 @@ class VectorIndex:
             row = self._row.get(memory_id)
             if row is None or bool(self._alive[row]) == alive:
                 return
+            self.edits += 1
             if alive:
                 self._alive[row] = True
                 self._link(np.array([row]))
@@ -220,6 +262,10 @@ class VectorIndex:
 
     def has_graph(self, realm: str) -> bool:
         return self._codes.get(realm, 0) in self._anns
+
+    def row_count(self) -> int:
+        """Rows in use, hidden ones included (a row's number is below this)."""
+        return len(self._ids)
 
     def id_of(self, row: int) -> str:
         return self._ids[row]

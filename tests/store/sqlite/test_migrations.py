@@ -173,8 +173,9 @@ def seed_nothing(conn: sqlite3.Connection) -> None:
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
-    # Versions 8 and 9 hold nothing 7 could not (9's links and history start empty).
-    8: seed_nothing, 9: seed_nothing, 10: seed_v10,
+    # Versions 8, 9 and 11 hold nothing the one before could not (9's links and history
+    # start empty; 12's vector log starts with its one first row).
+    8: seed_nothing, 9: seed_nothing, 10: seed_v10, 11: seed_nothing,
 }  # fmt: skip
 
 

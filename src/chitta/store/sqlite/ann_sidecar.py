@@ -97,11 +97,14 @@ def _mapped(path: Path) -> Iterator[memoryview | None]:
             mapping.close()
 
 
-def _read(data: memoryview | None, path: Path, model: dict) -> dict[str, _Saved]:
+def _read(
+    data: memoryview | None, path: Path, model: dict
+) -> tuple[dict[str, _Saved], list[int] | None]:
     """The sidecar's graphs by realm (their blobs views into ``data``, the file at
-    ``path``); empty if it is missing, foreign, stale or corrupt."""
+    ``path``), and the stamp of the vectors' sidecar they were saved with; no graphs if it
+    is missing, foreign, stale or corrupt."""
     if data is None:
-        return {}
+        return {}, None
     try:
         if bytes(data[: len(MAGIC)]) != MAGIC:
             raise ValueError("no magic")
@@ -112,9 +115,9 @@ def _read(data: memoryview | None, path: Path, model: dict) -> dict[str, _Saved]
             raise ValueError("header checksum")
         header = json.loads(bytes(raw))
         if header.get("format") != FORMAT or header.get("model") != model:
-            return {}
+            return {}, None
         if header.get("settings") != _settings():
-            return {}
+            return {}, None
         offset, saved = start + length, {}
         for entry in header["realms"]:
             blob = data[offset : offset + entry["blob_len"]]
@@ -128,14 +131,44 @@ def _read(data: memoryview | None, path: Path, model: dict) -> dict[str, _Saved]
             if not len(keys) == len(entry["ids"]) == len(row_hash):
                 raise ValueError("lengths")
             saved[entry["realm"]] = _Saved(list(entry["ids"]), keys, blob, row_hash)
-        return saved
+        return saved, header.get("vectors")
     except (ValueError, KeyError, TypeError, AttributeError, struct.error):
         log.warning("ignoring the HNSW sidecar %s: it is corrupt; rebuilding", path)
-        return {}
+        return {}, None
+
+
+class _Check:
+    """Which of a saved graph's vectors are still the rows' vectors: by the CRC-32 of every
+    row, or — when the graphs were saved with the vectors' sidecar the index was read from —
+    of the rows the log's replay changed since, the rest being the file's as the graph saw
+    them."""
+
+    def __init__(self, index: VectorIndex, changed: frozenset[str] | None) -> None:
+        self._index = index
+        self._changed = changed
+        self._hashes: np.ndarray | None = None
+
+    def same(self, saved: _Saved, rows: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """``candidates`` (saved positions whose memory is live in the realm at ``rows``)
+        narrowed to those whose saved vector is the row's."""
+        same = candidates.copy()
+        if self._changed is None:
+            if self._hashes is None:
+                self._hashes = self._index.row_hashes(row_hashes)
+            same[same] = self._hashes[rows[same]] == saved.hashes[same]
+            return same
+        if not self._changed:
+            return same
+        moved = [r for i in self._changed if (r := self._index.row_of(i)) is not None]
+        check = np.flatnonzero(same & np.isin(rows, np.array(moved, dtype=np.int64)))
+        if check.size:
+            now = row_hashes(self._index.vectors_of(rows[check]))
+            same[check] = now == saved.hashes[check]
+        return same
 
 
 def _restore(
-    index: VectorIndex, code: int, saved: _Saved, hashes: np.ndarray
+    index: VectorIndex, code: int, saved: _Saved, check: _Check
 ) -> tuple[RealmAnn | None, int]:
     """The saved graph checked against the live vectors and repaired, and how many rows the
     repair changed; (None, 0) to rebuild."""
@@ -148,7 +181,8 @@ def _restore(
     if saved.keys.size and not np.all(graph.contains(saved.keys)):
         return None, 0
     graph.expansion_search = EXPANSION_SEARCH
-    live = np.zeros(len(hashes), dtype=bool)
+    size = index.row_count()
+    live = np.zeros(size, dtype=bool)
     live[index.live_rows(code)] = True
     rows = np.fromiter(
         (-1 if r is None else r for r in map(index.row_of, saved.ids)),
@@ -157,9 +191,9 @@ def _restore(
     )
     same = rows >= 0
     same[same] = live[rows[same]]
-    same[same] = hashes[rows[same]] == saved.hashes[same]
+    same = check.same(saved, rows, same)
     stale = saved.keys[~same]
-    covered = np.zeros(len(hashes), dtype=bool)
+    covered = np.zeros(size, dtype=bool)
     covered[rows[same]] = True
     missing = np.flatnonzero(live & ~covered)
     if stale.size + missing.size > MAX_REPAIR_SHARE * max(1, int(live.sum())):
@@ -174,8 +208,14 @@ def _restore(
     return ann, int(stale.size + missing.size)
 
 
-def attach_graphs(index: VectorIndex, path: Path, model: dict) -> None:
+def attach_graphs(
+    index: VectorIndex, path: Path, model: dict, *, changed: frozenset[str] | None = None
+) -> None:
     """Give every realm due a graph one: from the sidecar when it checks, else built anew.
+
+    ``changed``: when ``index`` was read from the vectors' sidecar, the memories the log's
+    replay changed in it (only their vectors need checking against graphs saved with that
+    file); None to check every vector.
 
     Saves the sidecar again when a graph was built, or when the repairs have grown past
     :data:`RESAVE_SHARE` of the graphs (a few writes since the last save are cheaper to repair
@@ -185,21 +225,26 @@ def attach_graphs(index: VectorIndex, path: Path, model: dict) -> None:
     if not due:
         return
     with _mapped(path) as data:
-        built, repaired = _attach(index, due, _read(data, path, model))
+        saved, vectors = _read(data, path, model)
+        stamp = index.saved_as
+        same_file = stamp is not None and vectors == list(stamp)
+        check = _Check(index, changed if same_file else None)
+        built, repaired = _attach(index, due, saved, check)
     index.dirty, index.changes = built, repaired
     if index.needs_save():
         save_graphs(index, path, model)
 
 
-def _attach(index: VectorIndex, due: dict[str, int], saved: dict[str, _Saved]) -> tuple[bool, int]:
+def _attach(
+    index: VectorIndex, due: dict[str, int], saved: dict[str, _Saved], check: _Check
+) -> tuple[bool, int]:
     """Attach each realm of ``due`` its graph, restored from ``saved`` or built; whether one
     was built, and how many rows the repairs changed. (A function of its own: the views into
     the mapped file go with its frame, before the file is unmapped.)"""
-    hashes = index.row_hashes(row_hashes) if saved else np.zeros(0, np.uint32)
     built, repaired = False, 0
     for realm, code in due.items():
         found = saved.get(realm)
-        ann, changed = _restore(index, code, found, hashes) if found else (None, 0)
+        ann, changed = _restore(index, code, found, check) if found else (None, 0)
         repaired += changed
         if ann is None:
             ann = index.build_graph(code)
@@ -231,9 +276,10 @@ def save_graphs(index: VectorIndex, path: Path, model: dict) -> None:
                 "hashes_crc": zlib.crc32(hashes),
             }
         )
-    header = json.dumps(
-        {"format": FORMAT, "model": model, "settings": _settings(), "realms": entries}
-    ).encode()
+    stamp = index.saved_as
+    vectors = None if stamp is None else list(stamp)
+    header = json.dumps({"format": FORMAT, "model": model, "settings": _settings(),
+                         "vectors": vectors, "realms": entries}).encode()  # fmt: skip
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
         fd = files.open_private(tmp)  # 0600 also over a killed save's leftover

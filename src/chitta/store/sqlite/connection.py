@@ -203,8 +203,9 @@ class Connection:
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush the access history, save the HNSW graphs if due, close the file and release
-        the instance lock — the last two even when one of the first two fails."""
+        """Flush the access history, save the vectors, the HNSW graphs and the word counts if
+        due, close the file and release the instance lock — the last two even when one of
+        the first fails."""
         try:
             if self._conn is not None:
                 try:
@@ -214,10 +215,9 @@ class Connection:
                     log.warning("the access history of this session was not saved: %s",
                                 exc.code)  # fmt: skip
             with self._mutex:
-                vectors = self._vectors
                 writable = self._conn is not None and self.read_only is None
-                if vectors is not None and vectors.needs_save() and writable:
-                    self._save_graphs()
+                if writable:
+                    self._save_vectors()
                 if writable and self._terms_need_save():
                     self._save_terms(self._terms)
         finally:

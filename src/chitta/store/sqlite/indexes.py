@@ -3,19 +3,25 @@ this process (its instance lock makes it the only writer)."""
 
 from __future__ import annotations
 
+import contextlib
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from chitta.errors import StoreCorrupt
+from chitta.errors import StoreCorrupt, StoreError
 from chitta.store.corrections import CorrectionIndex
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.sparse import SparseIndex, coder_for
-from chitta.store.sqlite import ann_sidecar, terms_sidecar
+from chitta.store.sqlite import ann_sidecar, terms_sidecar, vector_sidecar
 from chitta.store.sqlite.connection import Connection, mapped_read
 from chitta.store.sqlite.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.terms import TermStats
 from chitta.store.themes import ThemeIndex
 from chitta.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from chitta.embed.base import ModelIdentity
 
 #: Vectors read from the file per step when the vector index is built.
 LOAD_CHUNK = 10_000
@@ -28,39 +34,75 @@ class Indexes(Connection):
 
     @mapped_read
     def vector_index(self) -> VectorIndex:
-        """The in-memory index of live vectors, built from the file on first use."""
+        """The in-memory index of live vectors, built on first use: mapped from the vectors'
+        sidecar when the vector log says it is the store's (vector_sidecar.py), else read
+        from the file."""
         with self._mutex:
             if self._vectors is None:
                 identity = self.model_identity()
-                # Every stored vector, forgotten ones too: room enough, counted at once.
-                count = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
-                index = VectorIndex(identity.dim if identity else 0,
-                                    capacity=max(1024, count), hnsw_min=self.hnsw_min)  # fmt: skip
-                if count:
-                    if identity is None:
-                        raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
-                    # In chunks: the rows of a big store never sit in memory all at once
-                    # beside the matrix they are copied into.
-                    rows = self._conn.execute(
-                        "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
-                        "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+                loaded = None
+                if identity is not None:
+                    loaded = vector_sidecar.load(
+                        vector_sidecar.sidecar_path(self.path),
+                        self._conn,
+                        identity.as_dict(),
+                        hnsw_min=self.hnsw_min,
                     )
-                    while chunk := rows.fetchmany(LOAD_CHUNK):
-                        vectors = np.frombuffer(b"".join(r[4] for r in chunk), dtype=np.float32)
-                        index.add([r[0] for r in chunk], vectors.reshape(len(chunk), identity.dim),
-                                  [(r[1], r[2], r[3]) for r in chunk], graphs=False)  # fmt: skip
+                index = loaded.index if loaded is not None else self._read_vectors(identity)
+                if identity is not None and len(index):
                     ann_sidecar.attach_graphs(
-                        index, ann_sidecar.sidecar_path(self.path), identity.as_dict()
+                        index,
+                        ann_sidecar.sidecar_path(self.path),
+                        identity.as_dict(),
+                        changed=loaded.changed if loaded is not None else None,
                     )
                 self._vectors = index
             return self._vectors
 
-    def _save_graphs(self) -> None:
+    def _read_vectors(self, identity: ModelIdentity | None) -> VectorIndex:
+        """Every live vector read from the file into a new index (no graphs yet)."""
+        # Every stored vector, forgotten ones too: room enough, counted at once.
+        count = self._conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        index = VectorIndex(identity.dim if identity else 0,
+                            capacity=max(1024, count), hnsw_min=self.hnsw_min)  # fmt: skip
+        if not count:
+            return index
+        if identity is None:
+            raise StoreCorrupt(f"{self.path} holds vectors but no model identity")
+        # In chunks: the rows of a big store never sit in memory all at once beside the
+        # matrix they are copied into.
+        rows = self._conn.execute(
+            "SELECT m.id, m.realm, m.agent_id, m.channel, e.vector FROM memories m "
+            "JOIN embeddings e ON e.memory_id = m.id WHERE m.deleted_at IS NULL"
+        )
+        while chunk := rows.fetchmany(LOAD_CHUNK):
+            vectors = np.frombuffer(b"".join(r[4] for r in chunk), dtype=np.float32)
+            index.add([r[0] for r in chunk], vectors.reshape(len(chunk), identity.dim),
+                      [(r[1], r[2], r[3]) for r in chunk], graphs=False)  # fmt: skip
+        return index
+
+    def _save_vectors(self) -> None:
+        """Save the vectors' sidecar and the graphs when due, and trim the vector log (at
+        close, the file writable). The graphs are saved with the vectors: they are checked
+        against the vectors' file they were saved with (ann_sidecar.py)."""
         identity = self.model_identity()
-        if identity is not None and self._vectors is not None:
-            ann_sidecar.save_graphs(
-                self._vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
-            )
+        vectors = self._vectors
+        path = vector_sidecar.sidecar_path(self.path)
+        if identity is not None and vectors is not None:
+            saved = False
+            if vector_sidecar.needs_save(vectors):
+                current = vector_sidecar.head(self._conn)
+                if current is not None:
+                    saved = vector_sidecar.save(vectors, path, identity.as_dict(), current)
+            if saved or vectors.needs_save():
+                ann_sidecar.save_graphs(
+                    vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
+                )
+        keep = vector_sidecar.prunable(self._conn, path)
+        if keep is not None:
+            # The log's rows no file needs; a store that cannot be written keeps them.
+            with contextlib.suppress(StoreError), self.transaction() as conn:
+                vector_sidecar.prune(conn, keep)
 
     @mapped_read
     def term_stats(self) -> TermStats:

@@ -11,7 +11,7 @@ import numpy as np
 from chitta.errors import MemoryNotFound
 from chitta.store import portable
 from chitta.store.records import Episode, Memory, Scope
-from chitta.store.sqlite import ann_sidecar, terms_sidecar
+from chitta.store.sqlite import ann_sidecar, terms_sidecar, vector_sidecar
 from chitta.store.sqlite.connection import Connection, locked_write
 from chitta.store.sqlite.rows import (
     MEMORY_COLUMNS,
@@ -246,8 +246,10 @@ class Memories(Connection):
 
         The HNSW sidecar goes too when there is one: usearch keeps a removed vector's bytes in
         the graph it saves, so the graphs are rebuilt from the live vectors on next use rather
-        than saved with the purged one in them. So does the term statistics' sidecar, which
-        holds the purged memory's words until it is saved again.
+        than saved with the purged one in them. So do the vectors' sidecar, which holds the
+        purged vector (the index still in memory saves a new one, without it, at close), and
+        the term statistics' sidecar, which holds the purged memory's words until it is
+        saved again.
         """
         live = self._query(
             "SELECT realm, content FROM memories WHERE id = ? AND deleted_at IS NULL", (memory_id,)
@@ -266,6 +268,10 @@ class Memories(Connection):
             if self._vectors.graphs():
                 self._vectors = None
         ann_sidecar.sidecar_path(self.path).unlink(missing_ok=True)
+        # The saved vectors hold the purged memory's until saved again: read the store anew.
+        vector_sidecar.sidecar_path(self.path).unlink(missing_ok=True)
+        if self._vectors is not None:
+            self._vectors.saved_as = None
         # The saved word counts hold the purged memory's words until saved again (at close).
         terms_sidecar.sidecar_path(self.path).unlink(missing_ok=True)
         self._terms_saved = {}

@@ -328,8 +328,40 @@ CREATE INDEX IF NOT EXISTS code_symbols_find
     ON code_symbols (realm, lname, repo, path, start_line, id, name, kind, qualified);
 """
 
+# The vectors' change log (issue 24): a row for every change of what the vector index holds —
+# a vector stored, replaced or removed, a memory forgotten, restored, moved or purged —
+# written by triggers, so whoever writes the file logs it. The vectors' sidecar
+# (vector_sidecar.py) records the last row it holds (its sequence number and random token) and
+# an open replays only the rows after it. The first row stands for "before any logged change".
+V12 = """
+CREATE TABLE vector_log (
+    seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+    memory_id TEXT NOT NULL,
+    token     INTEGER NOT NULL DEFAULT (random())
+);
+INSERT INTO vector_log (memory_id) VALUES ('');
+CREATE TRIGGER vector_log_ei AFTER INSERT ON embeddings BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (new.memory_id);
+END;
+CREATE TRIGGER vector_log_eu AFTER UPDATE ON embeddings BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (old.memory_id);
+    INSERT INTO vector_log (memory_id) SELECT new.memory_id WHERE new.memory_id != old.memory_id;
+END;
+CREATE TRIGGER vector_log_ed AFTER DELETE ON embeddings BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (old.memory_id);
+END;
+CREATE TRIGGER vector_log_mu AFTER UPDATE OF deleted_at, realm, agent_id, channel ON memories
+WHEN old.deleted_at IS NOT new.deleted_at OR old.realm != new.realm
+    OR old.agent_id != new.agent_id OR old.channel != new.channel BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (new.id);
+END;
+CREATE TRIGGER vector_log_md AFTER DELETE ON memories BEGIN
+    INSERT INTO vector_log (memory_id) VALUES (old.id);
+END;
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11)
+MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11, V12)
 LATEST = len(MIGRATIONS)
 
 

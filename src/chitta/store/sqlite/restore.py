@@ -22,7 +22,15 @@ from pathlib import Path
 
 from chitta import files
 from chitta.errors import SchemaTooNew, StoreCorrupt, StoreMissing
-from chitta.store.sqlite import ann_sidecar, connect, faults, migrations, shape, terms_sidecar
+from chitta.store.sqlite import (
+    ann_sidecar,
+    connect,
+    faults,
+    migrations,
+    shape,
+    terms_sidecar,
+    vector_sidecar,
+)
 from chitta.store.sqlite.lock import InstanceLock
 
 DAMAGED = "damaged"
@@ -132,9 +140,10 @@ def _swap(path: Path, source: Path) -> Path | None:
     finally:
         new.unlink(missing_ok=True)
     files.sync_folder(path.parent)
-    # The HNSW graphs and word counts of the old contents: made anew on next use.
+    # The vectors, HNSW graphs and word counts of the old contents: made anew on next use.
     ann_sidecar.sidecar_path(path).unlink(missing_ok=True)
     terms_sidecar.sidecar_path(path).unlink(missing_ok=True)
+    vector_sidecar.sidecar_path(path).unlink(missing_ok=True)
     return saved
 
 
