@@ -9,6 +9,8 @@ exact vectors read from the store file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from usearch.index import Index
 
@@ -38,14 +40,28 @@ DTYPE = "f16"
 
 
 class RealmAnn:
-    """One realm's HNSW graph; keys are its own, ``rows`` maps each key to an index row."""
+    """One realm's HNSW graph; keys are its own, ``rows`` maps each key to an index row.
 
-    def __init__(self, dim: int, index: Index | None = None) -> None:
+    A graph restored with ``base`` is viewed from a file's bytes (usearch's view: nothing is
+    read until a search walks it, and the pages stay the file's): that graph cannot change,
+    so a vector removed from it is only marked (its key maps to no row and searches skip
+    it), and vectors added go into a small graph of their own in memory (``index``), searched
+    beside it. :meth:`merged` gives one graph of both to save.
+    """
+
+    def __init__(self, dim: int, index: Index | None = None, *, base: Index | None = None,
+                 buffer: memoryview | None = None) -> None:  # fmt: skip
         self.dim = dim
+        # The viewed graph before the buffer it points into, so it goes first.
+        self._base = base
+        self._buffer = buffer
         self._index = index if index is not None else new_index(dim)
-        self._rows = np.full(max(1024, len(self._index)), -1, dtype=np.int64)
+        held = len(self._index) + (len(base) if base is not None else 0)
+        self._rows = np.full(max(1024, held), -1, dtype=np.int64)
         self._key_of: dict[int, int] = {}
         self._next = 0
+        self._base_keys = 0  # keys below this are the viewed graph's
+        self._dead = 0  # keys of the viewed graph marked removed
 
     def __len__(self) -> int:
         return len(self._key_of)
@@ -54,8 +70,9 @@ class RealmAnn:
         return row in self._key_of
 
     @property
-    def index(self) -> Index:
-        return self._index
+    def viewed(self) -> bool:
+        """Whether the graph is viewed from a file (and so searched beside a delta)."""
+        return self._base is not None
 
     def keyed_rows(self) -> list[tuple[int, int]]:
         """(key, row) of every vector in the graph, by key."""
@@ -68,6 +85,9 @@ class RealmAnn:
         self._ensure(self._next)
         self._rows[keys] = rows
         self._key_of = dict(zip(rows.tolist(), keys.tolist(), strict=True))
+        if self._base is not None:
+            self._base_keys = self._next
+            self._dead = len(self._base) - len(keys)  # its keys that stand for no row
 
     def _ensure(self, size: int) -> None:
         if size > len(self._rows):
@@ -90,9 +110,13 @@ class RealmAnn:
     def remove(self, rows: np.ndarray) -> None:
         """Take the vectors of index ``rows`` out of the graph (absent rows are ignored)."""
         keys = [self._key_of.pop(int(r)) for r in rows.tolist() if int(r) in self._key_of]
-        if keys:
-            self._index.remove(np.array(keys, dtype=np.uint64))
-            self._rows[keys] = -1
+        if not keys:
+            return
+        self._rows[keys] = -1
+        own = [k for k in keys if k >= self._base_keys]
+        self._dead += len(keys) - len(own)  # the viewed graph's: marked only
+        if own:
+            self._index.remove(np.array(own, dtype=np.uint64))
 
     def search(self, query: np.ndarray, k: int) -> np.ndarray:
         """The index rows of up to ``k`` approximate nearest, best first (their cosines are
@@ -100,8 +124,48 @@ class RealmAnn:
         k = min(k, len(self._key_of))
         if k <= 0:
             return np.zeros(0, dtype=np.int64)
-        matches = self._index.search(query.astype(np.float32), k, threads=1)
-        return self._rows[np.asarray(matches.keys, dtype=np.int64)]
+        query = query.astype(np.float32)
+        if self._base is None:
+            return self._rows[np.asarray(self._index.search(query, k, threads=1).keys, np.int64)]
+        keys, distances = self._search_base(query, k)
+        if len(self._index):
+            more = self._index.search(query, k, threads=1)
+            keys = np.concatenate([keys, np.asarray(more.keys, dtype=np.int64)])
+            distances = np.concatenate([distances, np.asarray(more.distances)])
+        best = np.argsort(distances, kind="stable")[:k]
+        return self._rows[keys[best]]
+
+    def _search_base(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The viewed graph's ``k`` nearest live keys and their distances: asked for as many
+        more as it has marked removed (bounded), then for more while marked ones crowd out
+        live ones."""
+        size = len(self._base)  # type: ignore[arg-type]
+        want = min(size, k + min(self._dead, 4 * k))
+        while True:
+            found = self._base.search(query, want, threads=1)  # type: ignore[union-attr]
+            keys = np.asarray(found.keys, dtype=np.int64)
+            live = self._rows[keys] >= 0
+            if np.count_nonzero(live) >= k or want >= size:
+                return keys[live][:k], np.asarray(found.distances)[live][:k]
+            want = min(size, 4 * want)
+
+    def merged(self, vectors_of: Callable[[np.ndarray], np.ndarray]) -> Index:
+        """One graph of every live vector, to save: this graph itself when nothing is viewed,
+        else the viewed graph read into memory, its marked vectors removed and the delta's
+        added (their vectors from ``vectors_of``, by index row)."""
+        if self._base is None:
+            return self._index
+        graph = Index.restore(self._buffer)
+        assert graph is not None  # it was viewed from these bytes
+        dead = np.flatnonzero(self._rows[: self._base_keys] < 0)
+        if dead.size:
+            graph.remove(dead.astype(np.uint64)[graph.contains(dead.astype(np.uint64))])
+        own = np.arange(self._base_keys, self._next, dtype=np.int64)
+        own = own[self._rows[own] >= 0]
+        if own.size:
+            graph.add(own.astype(np.uint64), vectors_of(self._rows[own]).astype(np.float32))
+        graph.expansion_search = EXPANSION_SEARCH
+        return graph
 
 
 def new_index(dim: int) -> Index:

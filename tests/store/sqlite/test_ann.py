@@ -320,17 +320,25 @@ def test_the_index_read_in_chunks_is_the_index_read_whole(
     assert answers[0] == answers[1]
 
 
-def test_the_sidecar_is_mapped_for_the_block_only(tmp_path: Path) -> None:
+def test_the_sidecar_is_mapped_copy_on_write(tmp_path: Path) -> None:
     """A missing or empty file maps to None; an error inside the block comes out as itself,
-    even while a slice of the mapping is still held."""
-    with ann_sidecar._mapped(tmp_path / "missing") as data:
-        assert data is None
+    even while a slice of the mapping is still held; a write to the mapping (a viewed graph
+    is never written, but if it were) never reaches the file."""
+    with ann_sidecar._mapped(tmp_path / "missing") as mapped:
+        assert mapped is None
     (tmp_path / "empty").write_bytes(b"")
-    with ann_sidecar._mapped(tmp_path / "empty") as data:
-        assert data is None
+    with ann_sidecar._mapped(tmp_path / "empty") as mapped:
+        assert mapped is None
     (tmp_path / "some").write_bytes(b"chitta" * 10)
-    with ann_sidecar._mapped(tmp_path / "some") as data:
-        assert data is not None and bytes(data[:6]) == b"chitta"
-    with pytest.raises(ValueError, match="inside"), ann_sidecar._mapped(tmp_path / "some") as data:
-        held = data[6:12]  # noqa: F841 - a view into the mapping, alive when the error leaves
+    with ann_sidecar._mapped(tmp_path / "some") as mapped:
+        assert mapped is not None
+        _, data = mapped
+        assert bytes(data[:6]) == b"chitta"
+        data[0] = ord("C")
+        kept = data[:6]
+    assert bytes(kept) == b"Chitta"  # a slice outlives the block, the mapping with it
+    assert (tmp_path / "some").read_bytes()[:6] == b"chitta"
+    some = tmp_path / "some"
+    with pytest.raises(ValueError, match="inside"), ann_sidecar._mapped(some) as mapped:
+        held = mapped[1][6:12]  # noqa: F841 - a view into the mapping, alive when the error leaves
         raise ValueError("inside")  # what a failed mapping raises, too

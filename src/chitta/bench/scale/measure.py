@@ -17,19 +17,26 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def memory_mb() -> dict[str, float]:
-    """This process's resident set now (``VmRSS``) and its peak (``VmHWM``), in MiB."""
+    """This process's resident set now (``VmRSS``) and its peak (``VmHWM``), in MiB, and
+    what the resident set is made of: ``anon``, the process's own memory (``RssAnon``), and
+    ``file``, pages of files it maps (``RssFile``: the model's libraries, and the vectors'
+    and graphs' sidecars, which the kernel can take back and read again when memory runs
+    short)."""
     found: dict[str, float] = {}
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    found[line[:5]] = round(int(line.split()[1]) / 1024, 1)
+                if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:")):
+                    found[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
     except OSError:
         pass
     peak = found.get("VmHWM")
     if peak is None:  # ru_maxrss is in KiB on Linux
         peak = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return {"rss": found.get("VmRSS", peak), "peak": peak}
+    out = {"rss": found.get("VmRSS", peak), "peak": peak}
+    if "RssAnon" in found and "RssFile" in found:
+        out.update(anon=found["RssAnon"], file=found["RssFile"])
+    return out
 
 
 def reset_peak() -> bool:

@@ -25,6 +25,14 @@ def one_line(row: dict[str, Any]) -> str:
 # --- the Markdown table --------------------------------------------------------------------------
 
 
+def _parts(figures: dict[str, Any]) -> str:
+    """``anon / file`` of a memory reading, or — for a reading that lacks them (older
+    results files)."""
+    if "anon" not in figures:
+        return "—"
+    return f"{_num(figures['anon'], 0)} / {_num(figures['file'], 0)}"
+
+
 def _num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
@@ -93,6 +101,8 @@ def _rows(rows: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
          col(lambda r: _num(r["recall"].get("warm_up_ms", {}).get("total"), 0))),
         ("RSS, model loaded, store not open, MiB", col(rss("model_loaded"))),
         ("RSS after the first recall (index loaded), MiB", col(rss("after_first_recall"))),
+        ("… of which the process's own (anonymous) / mapped files' pages, MiB",
+         col(lambda r: _parts(r["recall"]["rss_mb"].get("after_first_recall", {})))),
         ("… after the warm-up, MiB", col(rss("after_warm_up"))),
         ("… increase over the model alone / raw vector matrix, MiB",
          col(lambda r: f"{_num(r['recall']['rss_mb']['index_delta'], 0)} / "

@@ -73,68 +73,72 @@ def _settings() -> dict[str, int | str]:
 
 
 @contextlib.contextmanager
-def _mapped(path: Path) -> Iterator[memoryview | None]:
-    """The file's bytes, memory-mapped for the block (None if it cannot be read): the
-    graphs are checked and restored from the mapping, not from copies of a file of ~1 KB
-    a vector (at 100,000 vectors the copies cost ~100 MiB of peak memory that the
-    allocator kept)."""
+def _mapped(path: Path) -> Iterator[tuple[mmap.mmap, memoryview] | None]:
+    """The file memory-mapped copy-on-write (None if it cannot be read): the graphs are
+    checked from the mapping and viewed in it, never copied. A graph viewed in it keeps a
+    view of its bytes, and so the mapping, for as long as it lives; the rest goes with the
+    block. Copy-on-write: nothing a process does to its pages reaches the file."""
     try:
         with open(path, "rb") as fh:
-            mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            mapping = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY)
     except (OSError, ValueError):  # missing, unreadable, or empty (mmap refuses 0 bytes)
-        mapping = None
-    if mapping is None:
         yield None
         return
     view = memoryview(mapping)
     try:
-        yield view
+        yield mapping, view
     finally:
         view.release()
-        # A view still held (an error's traceback keeps the frames that sliced it) keeps
-        # the mapping open; it is unmapped when the last one goes.
-        with contextlib.suppress(BufferError):
-            mapping.close()
 
 
 def _read(
-    data: memoryview | None, path: Path, model: dict
+    mapped: tuple[mmap.mmap, memoryview] | None, path: Path, model: dict
 ) -> tuple[dict[str, _Saved], list[int] | None]:
-    """The sidecar's graphs by realm (their blobs views into ``data``, the file at
-    ``path``), and the stamp of the vectors' sidecar they were saved with; no graphs if it
-    is missing, foreign, stale or corrupt."""
-    if data is None:
+    """The sidecar's graphs by realm (their blobs views into the mapped file at ``path``),
+    and the stamp of the vectors' sidecar they were saved with; no graphs if it is missing,
+    foreign, stale or corrupt. The checksums read every page: they are given back after
+    (a viewed graph's pages are read again as a search walks them)."""
+    if mapped is None:
         return {}, None
+    mapping, data = mapped
     try:
-        if bytes(data[: len(MAGIC)]) != MAGIC:
-            raise ValueError("no magic")
-        length, crc = _PREFIX.unpack_from(data, len(MAGIC))
-        start = len(MAGIC) + _PREFIX.size
-        raw = data[start : start + length]
-        if zlib.crc32(raw) != crc:
-            raise ValueError("header checksum")
-        header = json.loads(bytes(raw))
-        if header.get("format") != FORMAT or header.get("model") != model:
-            return {}, None
-        if header.get("settings") != _settings():
-            return {}, None
-        offset, saved = start + length, {}
-        for entry in header["realms"]:
-            blob = data[offset : offset + entry["blob_len"]]
-            offset += entry["blob_len"]
-            hashes = data[offset : offset + entry["hashes_len"]]
-            offset += entry["hashes_len"]
-            if zlib.crc32(blob) != entry["blob_crc"] or zlib.crc32(hashes) != entry["hashes_crc"]:
-                raise ValueError("checksum")
-            keys = np.asarray(entry["keys"], dtype=np.uint64)
-            row_hash = np.frombuffer(hashes, dtype=np.uint32).copy()
-            if not len(keys) == len(entry["ids"]) == len(row_hash):
-                raise ValueError("lengths")
-            saved[entry["realm"]] = _Saved(list(entry["ids"]), keys, blob, row_hash)
-        return saved, header.get("vectors")
+        return _checked(data, model)
     except (ValueError, KeyError, TypeError, AttributeError, struct.error):
         log.warning("ignoring the HNSW sidecar %s: it is corrupt; rebuilding", path)
         return {}, None
+    finally:
+        with contextlib.suppress(OSError, AttributeError):  # madvise: not on every platform
+            mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def _checked(data: memoryview, model: dict) -> tuple[dict[str, _Saved], list[int] | None]:
+    """:func:`_read`'s work; ValueError (and the like) when the file does not check."""
+    if bytes(data[: len(MAGIC)]) != MAGIC:
+        raise ValueError("no magic")
+    length, crc = _PREFIX.unpack_from(data, len(MAGIC))
+    start = len(MAGIC) + _PREFIX.size
+    raw = data[start : start + length]
+    if zlib.crc32(raw) != crc:
+        raise ValueError("header checksum")
+    header = json.loads(bytes(raw))
+    if header.get("format") != FORMAT or header.get("model") != model:
+        return {}, None
+    if header.get("settings") != _settings():
+        return {}, None
+    offset, saved = start + length, {}
+    for entry in header["realms"]:
+        blob = data[offset : offset + entry["blob_len"]]
+        offset += entry["blob_len"]
+        hashes = data[offset : offset + entry["hashes_len"]]
+        offset += entry["hashes_len"]
+        if zlib.crc32(blob) != entry["blob_crc"] or zlib.crc32(hashes) != entry["hashes_crc"]:
+            raise ValueError("checksum")
+        keys = np.asarray(entry["keys"], dtype=np.uint64)
+        row_hash = np.frombuffer(hashes, dtype=np.uint32).copy()
+        if not len(keys) == len(entry["ids"]) == len(row_hash):
+            raise ValueError("lengths")
+        saved[entry["realm"]] = _Saved(list(entry["ids"]), keys, blob, row_hash)
+    return saved, header.get("vectors")
 
 
 class _Check:
@@ -173,7 +177,8 @@ def _restore(
     """The saved graph checked against the live vectors and repaired, and how many rows the
     repair changed; (None, 0) to rebuild."""
     try:
-        graph = Index.restore(saved.blob)
+        # Viewed in the mapped file, not copied: its pages are read as searches walk them.
+        graph = Index.restore(saved.blob, view=True)
     except Exception:  # usearch raises plain errors on a bad blob
         return None, 0
     if graph is None or graph.ndim != index.dim or len(graph) != len(saved.keys):
@@ -198,9 +203,8 @@ def _restore(
     missing = np.flatnonzero(live & ~covered)
     if stale.size + missing.size > MAX_REPAIR_SHARE * max(1, int(live.sum())):
         return None, 0
-    if stale.size:
-        graph.remove(stale)
-    ann = RealmAnn(index.dim, graph)
+    # The stale vectors are left out of the adopted keys: a viewed graph skips them.
+    ann = RealmAnn(index.dim, base=graph, buffer=saved.blob)
     next_key = int(saved.keys.max()) + 1 if saved.keys.size else 0
     ann.adopt(saved.keys[same].astype(np.int64), rows[same], next_key)
     if missing.size:
@@ -230,7 +234,10 @@ def attach_graphs(
         same_file = stamp is not None and vectors == list(stamp)
         check = _Check(index, changed if same_file else None)
         built, repaired = _attach(index, due, saved, check)
-    index.dirty, index.changes = built, repaired
+    # Graphs checked vector by vector, the index read from a vectors' file: saved again at
+    # close with that file's stamp, so the next open checks only what changes after it.
+    index.dirty = built or bool(saved and stamp is not None and not same_file)
+    index.changes = repaired
     if index.needs_save():
         save_graphs(index, path, model)
 
@@ -240,7 +247,7 @@ def _attach(
 ) -> tuple[bool, int]:
     """Attach each realm of ``due`` its graph, restored from ``saved`` or built; whether one
     was built, and how many rows the repairs changed. (A function of its own: the views into
-    the mapped file go with its frame, before the file is unmapped.)"""
+    the mapped file that no graph keeps go with its frame.)"""
     built, repaired = False, 0
     for realm, code in due.items():
         found = saved.get(realm)
@@ -261,7 +268,7 @@ def save_graphs(index: VectorIndex, path: Path, model: dict) -> None:
     entries, blobs = [], []
     for realm, ann in graphs.items():
         keyed = ann.keyed_rows()
-        blob = bytes(ann.index.save())
+        blob = bytes(ann.merged(index.vectors_of).save())
         rows = np.array([r for _, r in keyed], dtype=np.int64)
         hashes = row_hashes(index.vectors_of(rows)).tobytes()
         blobs += [blob, hashes]
