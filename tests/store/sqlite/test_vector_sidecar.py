@@ -169,7 +169,7 @@ def test_saved_again_past_the_share_and_the_log_trimmed(
     again = vector_sidecar.saved_stamp(sidecar)
     assert again is not None and again.seq > first.seq
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT min(seq), count(*) FROM vector_log").fetchone() == (again.seq, 1)
+    assert conn.execute("SELECT min(seq), count(*) FROM change_log").fetchone() == (again.seq, 1)
     conn.close()
 
 
@@ -177,7 +177,7 @@ def test_a_small_store_keeps_one_log_row(path: Path, make_memory: MakeMemory) ->
     with open_store(path) as store:
         fill(store, make_memory, 30, seed=1)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM vector_log").fetchone() == (1,)
+    assert conn.execute("SELECT count(*) FROM change_log").fetchone() == (1,)
     conn.close()
 
 

@@ -189,11 +189,7 @@ def _restore(
     size = index.row_count()
     live = np.zeros(size, dtype=bool)
     live[index.live_rows(code)] = True
-    rows = np.fromiter(
-        (-1 if r is None else r for r in map(index.row_of, saved.ids)),
-        dtype=np.int64,
-        count=len(saved.ids),
-    )
+    rows = index.rows_of(saved.ids)
     same = rows >= 0
     same[same] = live[rows[same]]
     same = check.same(saved, rows, same)

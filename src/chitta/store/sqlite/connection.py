@@ -117,6 +117,7 @@ class Connection:
         self._themes: ThemeIndex | None = None  # the theme lane's themes, kept like _vectors
         self._corrections: CorrectionIndex | None = None
         self._keyword_rows = keywords.RowTable()  # the keyword search's per-realm statistics
+        self._keyword_rows_saved: keywords.Rows | None = None  # as read from or saved to file
         try:
             self._conn = self._connect(writable)
         except BaseException:
@@ -203,9 +204,8 @@ class Connection:
     # --- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Flush the access history, save the vectors, the HNSW graphs and the word counts if
-        due, close the file and release the instance lock — the last two even when one of
-        the first fails."""
+        """Flush the access history, save the sidecars that are due, close the file and release
+        the instance lock — the last two even when one of the first fails."""
         try:
             if self._conn is not None:
                 try:
@@ -215,11 +215,8 @@ class Connection:
                     log.warning("the access history of this session was not saved: %s",
                                 exc.code)  # fmt: skip
             with self._mutex:
-                writable = self._conn is not None and self.read_only is None
-                if writable:
-                    self._save_vectors()
-                if writable and self._terms_need_save():
-                    self._save_terms(self._terms)
+                if self._conn is not None and self.read_only is None:
+                    self._save_sidecars()
         finally:
             with self._mutex:
                 with self._readers_lock:

@@ -3,7 +3,8 @@ this process (its instance lock makes it the only writer)."""
 
 from __future__ import annotations
 
-import contextlib
+import logging
+import sqlite3
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -13,7 +14,14 @@ from chitta.store.corrections import CorrectionIndex
 from chitta.store.kinds import Kind
 from chitta.store.links import LinkIndex
 from chitta.store.sparse import SparseIndex, coder_for
-from chitta.store.sqlite import ann_sidecar, terms_sidecar, vector_sidecar
+from chitta.store.sqlite import (
+    ann_sidecar,
+    change_log,
+    keywords,
+    keywords_sidecar,
+    terms_sidecar,
+    vector_sidecar,
+)
 from chitta.store.sqlite.connection import Connection, mapped_read
 from chitta.store.sqlite.rows import MEMORY_COLUMNS, memory_from_row
 from chitta.store.terms import TermStats
@@ -22,6 +30,8 @@ from chitta.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from chitta.embed.base import ModelIdentity
+
+log = logging.getLogger(__name__)
 
 #: Vectors read from the file per step when the vector index is built.
 LOAD_CHUNK = 10_000
@@ -81,54 +91,78 @@ class Indexes(Connection):
                       [(r[1], r[2], r[3]) for r in chunk], graphs=False)  # fmt: skip
         return index
 
+    def _save_sidecars(self) -> None:
+        """Save the vectors, graphs, word counts and keyword rows that are due, then trim the
+        change log (at close, the file writable). Each is a cache: one that cannot be saved
+        (a damaged or full store) is left for the next open to rebuild, and the close goes on."""
+        saves = {"vectors": self._save_vectors, "terms": self._save_terms_if_due,
+                 "keyword rows": self._save_keyword_rows,
+                 "change log": self._trim_change_log}  # fmt: skip
+        for name, save in saves.items():
+            try:
+                save()
+            except (StoreError, sqlite3.Error) as exc:
+                log.warning("the %s sidecar was not saved at close: %s", name,
+                            getattr(exc, "code", type(exc).__name__))  # fmt: skip
+
+    def _save_terms_if_due(self) -> None:
+        if self._terms is not None and self._terms_need_save():
+            self._save_terms(self._terms)
+
     def _save_vectors(self) -> None:
-        """Save the vectors' sidecar and the graphs when due, and trim the vector log (at
-        close, the file writable). The graphs are saved with the vectors: they are checked
-        against the vectors' file they were saved with (ann_sidecar.py)."""
+        """Save the vectors' sidecar and the graphs when due (at close, the file writable).
+        The graphs are saved with the vectors: they are checked against the vectors' file
+        they were saved with (ann_sidecar.py)."""
         identity = self.model_identity()
         vectors = self._vectors
-        path = vector_sidecar.sidecar_path(self.path)
         if identity is not None and vectors is not None:
             saved = False
             if vector_sidecar.needs_save(vectors):
-                current = vector_sidecar.head(self._conn)
+                current = change_log.head(self._conn)
                 if current is not None:
+                    path = vector_sidecar.sidecar_path(self.path)
                     saved = vector_sidecar.save(vectors, path, identity.as_dict(), current)
             if saved or vectors.needs_save():
                 ann_sidecar.save_graphs(
                     vectors, ann_sidecar.sidecar_path(self.path), identity.as_dict()
                 )
-        keep = vector_sidecar.prunable(self._conn, path)
+
+    def _trim_change_log(self) -> None:
+        """Delete the change log's rows no saved sidecar needs (at close, after the saves)."""
+        saved = [side.saved_stamp(side.sidecar_path(self.path))
+                 for side in (vector_sidecar, terms_sidecar, keywords_sidecar)]  # fmt: skip
+        keep = change_log.prunable(self._conn, saved)
         if keep is not None:
-            # The log's rows no file needs; a store that cannot be written keeps them.
-            with contextlib.suppress(StoreError), self.transaction() as conn:
-                vector_sidecar.prune(conn, keep)
+            with self.transaction() as conn:
+                change_log.prune(conn, keep)
 
     @mapped_read
     def term_stats(self) -> TermStats:
         """Word document frequencies per realm over live memories, on first use read from the
-        sidecar when it matches the file (terms_sidecar.py), else counted (and saved)."""
+        sidecar when it is the store's (terms_sidecar.py), else counted (and saved)."""
         with self._mutex:
             if self._terms is None:
-                path, current = terms_sidecar.sidecar_path(self.path), None
-                stats = None
-                if path.exists():
-                    current = terms_sidecar.stamp(self._conn)
-                    stats = terms_sidecar.load(path, current)
-                if stats is None:
-                    stats = TermStats()
-                    live = "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
-                    stats.add_all(self._conn.execute(live))
-                    if self.read_only is None and stats.total() >= terms_sidecar.MIN_MEMORIES:
-                        self._save_terms(stats, current)
+                path = terms_sidecar.sidecar_path(self.path)
+                stats = terms_sidecar.load(path, self._conn) if path.exists() else None
+                if stats is not None:
+                    # Read back; what it counted in since the file is saved again at close.
+                    self._terms, self._terms_saved = stats, {}
+                    return stats
+                stats = TermStats()
+                live = "SELECT realm, content FROM memories WHERE deleted_at IS NULL"
+                stats.add_all(self._conn.execute(live))
                 self._terms, self._terms_saved = stats, stats.changes()
+                if self.read_only is None and stats.total() >= terms_sidecar.MIN_MEMORIES:
+                    self._save_terms(stats)
             return self._terms
 
-    def _save_terms(self, stats: TermStats, current: list[int] | None = None) -> None:
-        """Save ``stats`` to the sidecar, stamped with the file as it is (``current``, when
-        the caller has just computed it)."""
-        current = current if current is not None else terms_sidecar.stamp(self._conn)
-        terms_sidecar.save(terms_sidecar.sidecar_path(self.path), stats, current)
+    def _save_terms(self, stats: TermStats) -> None:
+        """Save ``stats`` to the sidecar, stamped with the change log's last row (nothing
+        writes meanwhile: the caller holds the store)."""
+        stamp = change_log.head(self._conn)
+        if stamp is not None:
+            path = terms_sidecar.sidecar_path(self.path)
+            terms_sidecar.save(path, stats, stamp, terms_sidecar.top(self._conn))
         self._terms_saved = stats.changes()
 
     def _terms_need_save(self) -> bool:
@@ -136,6 +170,35 @@ class Indexes(Connection):
         if self._terms is None or self._terms.total() < terms_sidecar.MIN_MEMORIES:
             return False
         return self._terms.changes() != self._terms_saved
+
+    def _rows(self) -> keywords.Rows:
+        """The keyword search's view of the live memories, brought up to date with the file;
+        on first use read back from its sidecar when that is the store's
+        (keywords_sidecar.py)."""
+        with self._mutex:
+            terms = self.term_stats()
+            table = self._keyword_rows
+            if not table.built:
+                path = keywords_sidecar.sidecar_path(self.path)
+                loaded = keywords_sidecar.load(path, self._conn) if path.exists() else None
+                if loaded is not None:
+                    self._keyword_rows_saved = loaded[0]
+                    return table.adopt(self._query, terms, *loaded)
+            return table.current(self._query, terms)
+
+    def _save_keyword_rows(self) -> None:
+        """Save the keyword rows' sidecar when they changed since read or saved (at close,
+        the file writable; a store below the sidecar's size gets none)."""
+        if self._terms is None:
+            return  # never searched: nothing to save
+        saved = self._keyword_rows.saved(self._query, self._terms)
+        if saved is None or saved[0] is self._keyword_rows_saved:
+            return
+        rows, top = saved
+        stamp = change_log.head(self._conn)
+        if stamp is not None and sum(rows.size.values()) >= keywords_sidecar.MIN_MEMORIES:
+            keywords_sidecar.save(keywords_sidecar.sidecar_path(self.path), rows, top, stamp)
+            self._keyword_rows_saved = rows
 
     def links(self) -> LinkIndex:
         """Entity postings of live memories per realm, built on first use."""

@@ -130,6 +130,28 @@ class RowTable:
         self._seen = changes
         return self._rows
 
+    @property
+    def built(self) -> bool:
+        """Whether the rows were read (or adopted) yet."""
+        return self._rows is not None
+
+    def adopt(self, read: Read, terms: TermStats, rows: Rows, top: int) -> Rows:
+        """Take ``rows`` as saved when the file's rowids went up to ``top``, every change
+        since a memory stored after it (the caller checked); those are added from the file."""
+        new = _blocks(read(_LIVE_ROWS + " AND m.rowid > ?", (top,)))
+        self._top = top
+        now = self._max_rowid(read)
+        self._rows = _updated(rows, new, set(), now, DoclistCache(now))
+        self._terms, self._seen = terms, terms.changes()
+        return self._rows
+
+    def saved(self, read: Read, terms: TermStats) -> tuple[Rows, int] | None:
+        """The rows brought up to date and the highest rowid they know of, for a saved file;
+        None when they were never built (nothing to save)."""
+        if self._rows is None:
+            return None
+        return self.current(read, terms), self._top
+
     def _build(self, read: Read, terms: TermStats, changes: dict[str, int]) -> Rows:
         new = _blocks(read(_LIVE_ROWS, ()))
         empty = Rows(np.full(0, -1, np.int32), np.zeros(0, np.int32), {}, {}, {}, {})

@@ -328,35 +328,41 @@ CREATE INDEX IF NOT EXISTS code_symbols_find
     ON code_symbols (realm, lname, repo, path, start_line, id, name, kind, qualified);
 """
 
-# The vectors' change log (issue 24): a row for every change of what the vector index holds —
-# a vector stored, replaced or removed, a memory forgotten, restored, moved or purged —
-# written by triggers, so whoever writes the file logs it. The vectors' sidecar
-# (vector_sidecar.py) records the last row it holds (its sequence number and random token) and
-# an open replays only the rows after it. The first row stands for "before any logged change".
+# The change log (issue 24, change_log.py): a row naming the memory for every memory stored,
+# every change of its text, tags, realm, agent, channel or liveness, every purge, and every
+# vector stored, replaced or removed — written by triggers, so whoever writes the file logs
+# it. A sidecar records the last row it holds (its sequence number and random token) and an
+# open reads back only the memories logged after it. The first row stands for "before any
+# logged change".
 V12 = """
-CREATE TABLE vector_log (
+CREATE TABLE change_log (
     seq       INTEGER PRIMARY KEY AUTOINCREMENT,
     memory_id TEXT NOT NULL,
     token     INTEGER NOT NULL DEFAULT (random())
 );
-INSERT INTO vector_log (memory_id) VALUES ('');
-CREATE TRIGGER vector_log_ei AFTER INSERT ON embeddings BEGIN
-    INSERT INTO vector_log (memory_id) VALUES (new.memory_id);
+INSERT INTO change_log (memory_id) VALUES ('');
+CREATE TRIGGER change_log_mi AFTER INSERT ON memories BEGIN
+    INSERT INTO change_log (memory_id) VALUES (new.id);
 END;
-CREATE TRIGGER vector_log_eu AFTER UPDATE ON embeddings BEGIN
-    INSERT INTO vector_log (memory_id) VALUES (old.memory_id);
-    INSERT INTO vector_log (memory_id) SELECT new.memory_id WHERE new.memory_id != old.memory_id;
-END;
-CREATE TRIGGER vector_log_ed AFTER DELETE ON embeddings BEGIN
-    INSERT INTO vector_log (memory_id) VALUES (old.memory_id);
-END;
-CREATE TRIGGER vector_log_mu AFTER UPDATE OF deleted_at, realm, agent_id, channel ON memories
-WHEN old.deleted_at IS NOT new.deleted_at OR old.realm != new.realm
+CREATE TRIGGER change_log_mu
+AFTER UPDATE OF content, tags, deleted_at, realm, agent_id, channel ON memories
+WHEN old.content != new.content OR old.tags != new.tags
+    OR old.deleted_at IS NOT new.deleted_at OR old.realm != new.realm
     OR old.agent_id != new.agent_id OR old.channel != new.channel BEGIN
-    INSERT INTO vector_log (memory_id) VALUES (new.id);
+    INSERT INTO change_log (memory_id) VALUES (new.id);
 END;
-CREATE TRIGGER vector_log_md AFTER DELETE ON memories BEGIN
-    INSERT INTO vector_log (memory_id) VALUES (old.id);
+CREATE TRIGGER change_log_md AFTER DELETE ON memories BEGIN
+    INSERT INTO change_log (memory_id) VALUES (old.id);
+END;
+CREATE TRIGGER change_log_ei AFTER INSERT ON embeddings BEGIN
+    INSERT INTO change_log (memory_id) VALUES (new.memory_id);
+END;
+CREATE TRIGGER change_log_eu AFTER UPDATE ON embeddings BEGIN
+    INSERT INTO change_log (memory_id) VALUES (old.memory_id);
+    INSERT INTO change_log (memory_id) SELECT new.memory_id WHERE new.memory_id != old.memory_id;
+END;
+CREATE TRIGGER change_log_ed AFTER DELETE ON embeddings BEGIN
+    INSERT INTO change_log (memory_id) VALUES (old.memory_id);
 END;
 """
 

@@ -26,6 +26,7 @@ from chitta.store.sqlite import (
     ann_sidecar,
     connect,
     faults,
+    keywords_sidecar,
     migrations,
     shape,
     terms_sidecar,
@@ -140,10 +141,12 @@ def _swap(path: Path, source: Path) -> Path | None:
     finally:
         new.unlink(missing_ok=True)
     files.sync_folder(path.parent)
-    # The vectors, HNSW graphs and word counts of the old contents: made anew on next use.
+    # The vectors, HNSW graphs, word counts and keyword rows of the old contents: made anew
+    # on next use.
     ann_sidecar.sidecar_path(path).unlink(missing_ok=True)
     terms_sidecar.sidecar_path(path).unlink(missing_ok=True)
     vector_sidecar.sidecar_path(path).unlink(missing_ok=True)
+    keywords_sidecar.sidecar_path(path).unlink(missing_ok=True)
     return saved
 
 

@@ -123,11 +123,6 @@ class Search(Indexes):
         words = self.term_stats().common(PRELOAD_DF)
         return keywords.preload(self._query, self._rows(), words, stop)
 
-    def _rows(self) -> keywords.Rows:
-        """The keyword search's view of the live memories, brought up to date with the file."""
-        with self._mutex:
-            return self._keyword_rows.current(self._query, self.term_stats())
-
     def _first_in_scope(
         self,
         rank: Callable[..., keywords.Ranked],

@@ -3,16 +3,17 @@ start need not read and tokenize every memory (issue 24, instant start).
 
 Counting the words of 100,000 memories takes over a second on two cores, most of it in
 Python's tokenizing; reading them back from this file takes milliseconds. The file is a
-cache, the store the truth: it is used only when its stamp equals the store's — the number of
-live memories and the sum of a CRC-32 of each one's realm and text, one aggregate query over
-the file (a fifth of the counting's time) — and is otherwise counted afresh and saved again.
-Any change of a live memory's text or realm, a forget, a restore or a purge changes the stamp,
-whoever made it. A purge removes the file at once (the purged memory's words would otherwise
-stay on disk until the next save), as a restored backup does.
+cache, the store the truth: it is used only while the store's change log (change_log.py)
+still holds the row it was saved at, and the memories logged after it are all new ones (a
+rowid past the highest the file had seen): their words are then counted in. Any other
+change after it — an edit, a retag, a move, a forget, a restore or a purge, whoever made it
+— and the words are counted afresh and saved again. A purge removes the file at once (the
+purged memory's words would otherwise stay on disk until the next save), as a restored
+backup does.
 
 Layout: ``MAGIC``, the body's length and CRC-32 (4-byte little-endian each), then the body:
-JSON ``{"format", "stamp", "realms": {realm: {"size", "df": {word: count}}}}``. Owner-only
-(0600) like the store.
+JSON ``{"format", "stamp", "top", "realms": {realm: {"size", "df": {word: count}}}}``.
+Owner-only (0600) like the store.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import zlib
 from pathlib import Path
 
 from chitta import files
+from chitta.store.sqlite import change_log
+from chitta.store.sqlite.change_log import Stamp
 from chitta.store.terms import TermStats
 
 log = logging.getLogger(__name__)
@@ -34,8 +37,10 @@ log = logging.getLogger(__name__)
 #: Stores with fewer live memories are counted at each start (under 0.15 s) and get no file.
 MIN_MEMORIES = 10_000
 MAGIC = b"chitta-terms\x00"
-#: Bumped whenever what a word is (store/terms.py ``words``) or the layout changes.
-FORMAT = 1
+#: Bumped whenever what a word is (store/terms.py ``words``) or the layout changes (2: the
+#: change log's stamp).
+FORMAT = 2
+_CHUNK = 500  # ids per query when the memories stored since are read
 _PREFIX = struct.Struct("<II")
 
 
@@ -43,22 +48,27 @@ def sidecar_path(store_path: Path) -> Path:
     return store_path.with_name(store_path.name + ".terms")
 
 
-def _crc(realm: str, content: str) -> int:
-    return zlib.crc32(content.encode("utf-8", "surrogatepass"), zlib.crc32(realm.encode()))
+def top(conn: sqlite3.Connection) -> int:
+    """The highest memory rowid the file has given (0 for none)."""
+    return int(conn.execute("SELECT coalesce(max(rowid), 0) FROM memories").fetchone()[0])
 
 
-def stamp(conn: sqlite3.Connection) -> list[int]:
-    """The live memories' count and the sum of each one's CRC-32 of its realm and text."""
-    conn.create_function("chitta_terms_crc", 2, _crc, deterministic=True)
-    count, total = conn.execute(
-        "SELECT count(*), coalesce(sum(chitta_terms_crc(realm, content)), 0) FROM memories "
-        "WHERE deleted_at IS NULL"
-    ).fetchone()
-    return [int(count), int(total)]
+def saved_stamp(path: Path) -> Stamp | None:
+    """The change log's row the file at ``path`` was saved at; None if it has none."""
+    try:
+        data = path.read_bytes()
+        length = _PREFIX.unpack_from(data, len(MAGIC))[0]
+        body = data[len(MAGIC) + _PREFIX.size :]
+        if not data.startswith(MAGIC) or len(body) != length:
+            return None
+        return Stamp(*json.loads(body)["stamp"])
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        return None
 
 
-def load(path: Path, expected: list[int]) -> TermStats | None:
-    """The saved statistics when the file is whole and its stamp is ``expected``; else None."""
+def load(path: Path, conn: sqlite3.Connection) -> TermStats | None:
+    """The saved statistics, with the memories stored since counted in, when the file is
+    whole and the store's as it was saved (see above); else None."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -71,21 +81,47 @@ def load(path: Path, expected: list[int]) -> TermStats | None:
         if len(body) != length or zlib.crc32(body) != crc:
             raise ValueError("checksum")
         saved = json.loads(body)
-        if saved.get("format") != FORMAT or saved.get("stamp") != expected:
+        if saved.get("format") != FORMAT:
             return None
-        return TermStats.restored(
-            {realm: (int(r["size"]), dict(r["df"])) for realm, r in saved["realms"].items()}
-        )
+        stamp, seen = Stamp(*saved["stamp"]), int(saved["top"])
+        realms = {realm: (int(r["size"]), dict(r["df"])) for realm, r in saved["realms"].items()}
     except (ValueError, KeyError, TypeError, AttributeError, struct.error):
         log.warning("ignoring the term statistics sidecar %s: it is corrupt; counting anew", path)
         return None
+    if not change_log.holds(conn, stamp):
+        return None
+    new = _stored_since(conn, change_log.changed_since(conn, stamp), seen)
+    if new is None:
+        return None
+    stats = TermStats.restored(realms)
+    if new:
+        stats.add_all(new)
+    return stats
 
 
-def save(path: Path, stats: TermStats, current: list[int]) -> None:
-    """Write ``stats`` with the stamp ``current`` (atomically, owner-only); never raises."""
+def _stored_since(
+    conn: sqlite3.Connection, changed: list[str], seen: int
+) -> list[tuple[str, str]] | None:
+    """The (realm, text) of the live ones among ``changed`` when every one is a memory the
+    file had not seen (rowid past ``seen``) and still stored; else None."""
+    found: list[tuple[int, str, str, int | None]] = []
+    for start in range(0, len(changed), _CHUNK):
+        chunk = changed[start : start + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        found += conn.execute(
+            f"SELECT rowid, realm, content, deleted_at FROM memories WHERE id IN ({marks})", chunk
+        ).fetchall()
+    if len(found) != len(changed) or any(r[0] <= seen for r in found):
+        return None
+    return [(r[1], r[2]) for r in found if r[3] is None]
+
+
+def save(path: Path, stats: TermStats, stamp: Stamp, seen: int) -> None:
+    """Write ``stats`` as of the change log's row ``stamp``, the store's highest rowid then
+    ``seen`` (atomically, owner-only); never raises."""
     realms = {realm: {"size": size, "df": df} for realm, (size, df) in stats.snapshot().items()}
     # ASCII JSON: every word, a lone surrogate too, comes back as it was written.
-    body = json.dumps({"format": FORMAT, "stamp": current, "realms": realms},
+    body = json.dumps({"format": FORMAT, "stamp": list(stamp), "top": seen, "realms": realms},
                       separators=(",", ":")).encode()  # fmt: skip
     tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:

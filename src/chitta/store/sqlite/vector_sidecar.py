@@ -10,16 +10,14 @@ stays on disk (or in the page cache, which the kernel can take back) rather than
 process's own memory. The mapping is copy-on-write: a vector the process replaces or adds
 is its own, the file never changes under it.
 
-The file is a cache; the store is the truth. It is used only when the store's vector log
-(``vector_log``, filled by triggers on every change of a vector, of a memory's scope or of
-its liveness: migrations.py V12) still holds the row the file was saved at, with the same
-random token; the rows after it are replayed from the store (those memories read again) and
-the rest is taken as saved. A log that lacks the row (a restored backup, another file under
-the same name) or holds more than :data:`MAX_REPLAY_SHARE` of the vectors in changes makes
-the index read from the store as before. Saved at close when the index was read from the
-store (at least :data:`MIN_VECTORS` live vectors) or the changes since the file exceed
-:data:`RESAVE_SHARE` of it; the log's rows before the file's are then deleted. A purge and a
-restored backup delete the file (a purged vector must not stay on disk).
+The file is a cache; the store is the truth. It is used only when the store's change log
+(change_log.py) still holds the row the file was saved at; the memories logged after it are
+read again from the store (replayed) and the rest is taken as saved. A log that lacks the
+row (a restored backup, another file under the same name) or names more than
+:data:`MAX_REPLAY_SHARE` of the vectors after it makes the index read from the store as
+before. Saved at close when the index was read from the store (at least :data:`MIN_VECTORS`
+live vectors) or the changes since the file exceed :data:`RESAVE_SHARE` of it. A purge and
+a restored backup delete the file (a purged vector must not stay on disk).
 
 The vectors' bytes are not checksummed at open (checking them would read them all, which is
 what the file is for not doing); the header, the ids and the scopes are, and a file shorter
@@ -46,11 +44,12 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from chitta import files
+from chitta.store.sqlite import change_log
+from chitta.store.sqlite.change_log import Stamp
 from chitta.store.vectors import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -80,13 +79,6 @@ def sidecar_path(store_path: Path) -> Path:
     return store_path.with_name(store_path.name + ".vectors")
 
 
-class Stamp(NamedTuple):
-    """A row of the vector log: what a saved file holds is the store as of this row."""
-
-    seq: int
-    token: int
-
-
 @dataclass(frozen=True, slots=True)
 class Loaded:
     """An index read from the file, and the memories the log's replay changed in it."""
@@ -94,28 +86,6 @@ class Loaded:
     index: VectorIndex
     stamp: Stamp
     changed: frozenset[str]
-
-
-def head(conn: sqlite3.Connection) -> Stamp | None:
-    """The vector log's last row (None in a file older than the log)."""
-    try:
-        row = conn.execute("SELECT seq, token FROM vector_log ORDER BY seq DESC LIMIT 1").fetchone()
-    except sqlite3.OperationalError:  # no such table: a read-only store not yet migrated
-        return None
-    return Stamp(int(row[0]), int(row[1])) if row else None
-
-
-def _holds(conn: sqlite3.Connection, stamp: Stamp) -> bool:
-    row = conn.execute("SELECT token FROM vector_log WHERE seq = ?", (stamp.seq,)).fetchone()
-    return row is not None and int(row[0]) == stamp.token
-
-
-def _changed_since(conn: sqlite3.Connection, stamp: Stamp) -> list[str]:
-    rows = conn.execute(
-        "SELECT DISTINCT memory_id FROM vector_log WHERE seq > ? AND memory_id != ''",
-        (stamp.seq,),
-    )
-    return [r[0] for r in rows]
 
 
 def _header(data: memoryview | bytes) -> tuple[dict, int]:
@@ -159,7 +129,7 @@ def load(path: Path, conn: sqlite3.Connection, model: dict, *, hnsw_min: int) ->
         return None
     except (_Stale, sqlite3.OperationalError):  # another history, or a log not yet made
         return None
-    changed = _changed_since(conn, stamp)
+    changed = change_log.changed_since(conn, stamp)
     if len(changed) > MAX_REPLAY_SHARE * max(len(index), 1):
         return None
     _replay(index, conn, changed)
@@ -178,7 +148,7 @@ def _restore(
     if header["format"] != FORMAT or header["model"] != model:
         raise _Stale
     stamp = Stamp(*header["stamp"])
-    if not _holds(conn, stamp):
+    if not change_log.holds(conn, stamp):
         raise _Stale
     dim, count, capacity = int(header["dim"]), int(header["count"]), int(header["capacity"])
     offset = int(header["vectors"])
@@ -186,7 +156,7 @@ def _restore(
         raise ValueError("short file")
     ids = json.loads(_section(mapping, header["ids"]))
     scopes = np.frombuffer(_section(mapping, header["scopes"]), dtype=np.int32)
-    if len(ids) != count or len(set(ids)) != count or scopes.size != 3 * count:
+    if len(ids) != count or scopes.size != 3 * count:  # a repeated id: VectorIndex.restored
         raise ValueError("lengths")
     codes = {str(k): int(v) for k, v in header["codes"].items()}
     if scopes.size and not set(np.unique(scopes).tolist()) <= set(codes.values()):
@@ -282,21 +252,3 @@ def save(index: VectorIndex, path: Path, model: dict, stamp: Stamp) -> bool:
         return False
     index.saved_as, index.edits = stamp, 0
     return True
-
-
-def prunable(conn: sqlite3.Connection, path: Path) -> int | None:
-    """The vector log's first row any saved file needs — the file's row when the file at
-    ``path`` is the store's, else the last — when rows before it are left to delete; else
-    None."""
-    last = head(conn)
-    if last is None:
-        return None
-    saved = saved_stamp(path)
-    keep = saved.seq if saved is not None and _holds(conn, saved) else last.seq
-    first = conn.execute("SELECT min(seq) FROM vector_log").fetchone()[0]
-    return keep if first is not None and first < keep else None
-
-
-def prune(conn: sqlite3.Connection, keep: int) -> None:
-    """Delete the vector log's rows before ``keep`` (the caller holds a write transaction)."""
-    conn.execute("DELETE FROM vector_log WHERE seq < ?", (keep,))
