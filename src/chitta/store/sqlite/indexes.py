@@ -45,7 +45,7 @@ class Indexes(Connection):
     @mapped_read
     def vector_index(self) -> VectorIndex:
         """The in-memory index of live vectors, built on first use: mapped from the vectors'
-        sidecar when the vector log says it is the store's (vector_sidecar.py), else read
+        sidecar when the change log says it is the store's (vector_sidecar.py), else read
         from the file."""
         with self._mutex:
             if self._vectors is None:
