@@ -19,10 +19,8 @@ its length. Owner-only (0600) like the store.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
 import sqlite3
 import struct
 import zlib
@@ -131,16 +129,9 @@ def save(path: Path, rows: Rows, top: int, stamp: Stamp) -> None:
         "codes": dict(rows.codes), "size": dict(rows.size), "tokens": dict(rows.tokens),
         "tag_tokens": dict(rows.tag_tokens), "crc": zlib.crc32(arrays),
     }).encode()  # fmt: skip
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        fd = files.open_private(tmp)
-        with os.fdopen(fd, "wb") as fh:
+        with files.replacing(path) as tmp, open(tmp, "wb") as fh:
             fh.write(MAGIC + _PREFIX.pack(len(header), zlib.crc32(header)) + header)
             fh.write(arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not save the keyword rows' sidecar %s: %s", path, exc.strerror)
-        with contextlib.suppress(OSError):
-            tmp.unlink()

@@ -33,11 +33,9 @@ Owner-only (0600) like the store.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import mmap
-import os
 import sqlite3
 import struct
 import zlib
@@ -230,10 +228,8 @@ def save(index: VectorIndex, path: Path, model: dict, stamp: Stamp) -> bool:
     end = base + room + len(id_bytes) + len(scope_bytes)
     header["vectors"] = -(-end // ALIGN) * ALIGN
     raw = json.dumps(header).encode().ljust(room)
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
     try:
-        fd = files.open_private(tmp)
-        with os.fdopen(fd, "wb") as fh:
+        with files.replacing(path) as tmp, open(tmp, "wb") as fh:
             fh.write(MAGIC + _PREFIX.pack(len(raw), zlib.crc32(raw)) + raw)
             fh.write(id_bytes)
             fh.write(scope_bytes)
@@ -242,13 +238,8 @@ def save(index: VectorIndex, path: Path, model: dict, stamp: Stamp) -> bool:
                 part = index.vectors_of(rows[start : start + 65_536])
                 fh.write(np.ascontiguousarray(part, dtype=np.float32).tobytes())
             fh.truncate(header["vectors"] + capacity * dim * 4)  # the spare rows: a hole
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not save the vectors' sidecar %s: %s", path, exc.strerror)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         return False
     index.saved_as, index.edits = stamp, 0
     return True
