@@ -48,6 +48,14 @@ def fill(store: Store, make_memory: MakeMemory, n: int, seed: int) -> list[Memor
     return memories
 
 
+def saved(path: Path, make_memory: MakeMemory, n: int, *, hnsw_min: int = 0) -> list[Memory]:
+    """A store of ``n`` memories whose index was built, so its sidecar is written at close."""
+    with open_store(path, hnsw_min=hnsw_min) as store:
+        memories = fill(store, make_memory, n, seed=1)
+        store.vector_index()
+    return memories
+
+
 def read_from_store(path: Path) -> VectorIndex:
     """The index as a read of the store gives it (no sidecar)."""
     with open_store(path) as store:
@@ -90,21 +98,17 @@ def test_saved_at_close_then_mapped_not_read(path: Path, make_memory: MakeMemory
 
 
 def test_small_stores_get_no_file(path: Path, make_memory: MakeMemory) -> None:
-    with open_store(path) as store:
-        fill(store, make_memory, 30, seed=1)
-        store.vector_index()
+    saved(path, make_memory, 30)
     assert not vector_sidecar.sidecar_path(path).exists()
 
 
 def test_changes_since_the_file_are_replayed(path: Path, make_memory: MakeMemory,
                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    with open_store(path) as store:
-        memories = fill(store, make_memory, 200, seed=1)
-        store.vector_index()
+    memories = saved(path, make_memory, 200)
     sidecar = vector_sidecar.sidecar_path(path)
     written = sidecar.read_bytes()
-    # This process: new memories, a forget, a restore of one forgotten before the file,
-    # with no index built (nothing saved at close: the log holds them).
+    # This process: new memories and a forget, with no index built (nothing saved at
+    # close: the log holds them).
     with open_store(path) as store:
         extra = fill(store, make_memory, 4, seed=2)
         store.set_deleted(memories[3].id, 1)
@@ -131,9 +135,7 @@ def test_changes_since_the_file_are_replayed(path: Path, make_memory: MakeMemory
 
 
 def test_a_write_never_changes_the_mapped_file(path: Path, make_memory: MakeMemory) -> None:
-    with open_store(path) as store:
-        memories = fill(store, make_memory, 200, seed=1)
-        store.vector_index()
+    memories = saved(path, make_memory, 200)
     sidecar = vector_sidecar.sidecar_path(path)
     written = sidecar.read_bytes()
     with open_store(path) as store:
@@ -155,9 +157,7 @@ def test_saved_again_past_the_share_and_the_log_trimmed(
     path: Path, make_memory: MakeMemory
 ) -> None:
     sidecar = vector_sidecar.sidecar_path(path)
-    with open_store(path) as store:
-        fill(store, make_memory, 200, seed=1)
-        store.vector_index()
+    saved(path, make_memory, 200)
     first = vector_sidecar.saved_stamp(sidecar)
     with open_store(path) as store:  # 5 of 200: replayed at each open, not saved
         store.vector_index()
@@ -201,9 +201,7 @@ def test_a_file_from_another_history_is_not_used(path: Path, make_memory: MakeMe
 
 
 def test_a_file_of_another_model_is_not_used(path: Path, make_memory: MakeMemory) -> None:
-    with open_store(path) as store:
-        fill(store, make_memory, 100, seed=1)
-        store.vector_index()
+    saved(path, make_memory, 100)
     header = vector_sidecar.sidecar_path(path).read_bytes()
     patched = header.replace(MODEL.name.encode(), OTHER_MODEL.name.encode()[: len(MODEL.name)])
     assert patched != header
@@ -222,9 +220,7 @@ def test_a_file_of_another_model_is_not_used(path: Path, make_memory: MakeMemory
     ],
 )
 def test_a_damaged_file_is_never_used(path: Path, make_memory: MakeMemory, damage) -> None:
-    with open_store(path) as store:
-        fill(store, make_memory, 100, seed=1)
-        store.vector_index()
+    saved(path, make_memory, 100)
     sidecar = vector_sidecar.sidecar_path(path)
     sidecar.write_bytes(damage(sidecar.read_bytes()))
     expected = read_from_store(path)
@@ -236,9 +232,7 @@ def test_a_damaged_file_is_never_used(path: Path, make_memory: MakeMemory, damag
 
 
 def test_a_damaged_section_is_never_used(path: Path, make_memory: MakeMemory) -> None:
-    with open_store(path) as store:
-        memories = fill(store, make_memory, 100, seed=1)
-        store.vector_index()
+    memories = saved(path, make_memory, 100)
     sidecar = vector_sidecar.sidecar_path(path)
     data = bytearray(sidecar.read_bytes())
     at = data.index(memories[0].id.encode())
@@ -249,9 +243,7 @@ def test_a_damaged_section_is_never_used(path: Path, make_memory: MakeMemory) ->
 
 
 def test_a_purge_removes_the_file_and_its_vector(path: Path, make_memory: MakeMemory) -> None:
-    with open_store(path) as store:
-        memories = fill(store, make_memory, 100, seed=1)
-        store.vector_index()
+    memories = saved(path, make_memory, 100)
     sidecar = vector_sidecar.sidecar_path(path)
     assert memories[0].id.encode() in sidecar.read_bytes()
     with open_store(path) as store:
@@ -267,9 +259,7 @@ def test_a_purge_removes_the_file_and_its_vector(path: Path, make_memory: MakeMe
 def test_graphs_saved_with_the_file_check_only_what_changed(
     path: Path, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with open_store(path, hnsw_min=50) as store:
-        memories = fill(store, make_memory, 300, seed=1)
-        store.vector_index()
+    memories = saved(path, make_memory, 300, hnsw_min=50)
     with open_store(path, hnsw_min=50) as store:  # two changes, replayed at the next open
         store.set_deleted(memories[0].id, 1)
         conn = store._conn
