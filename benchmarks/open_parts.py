@@ -5,9 +5,13 @@ so its time and memory are not the store's. For issue 24's "open again and first
 beside `chitta bench scale`, whose own figure comes from the worker that has just built
 the graph.
 
-    python benchmarks/open_parts.py HOME REALM QUERY
+    python benchmarks/open_parts.py HOME REALM QUERY [--queries 200]
 
-HOME is a data folder (e.g. a scale benchmark's `<workdir>/n100000/home`). Prints JSON.
+HOME is a data folder (e.g. a scale benchmark's `<workdir>/n100000/home`). With
+``--queries N``, after the warm-up it also times N hybrid recalls of the scale benchmark's
+own questions (its query pool, after the one it warms up with) on the reopened store — the
+steady state of a restarted daemon, whose vectors and graphs are mapped from their files —
+and reports their p50 and p95 and the memory after them. Prints JSON.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ def main() -> None:
     parser.add_argument("home", type=Path)
     parser.add_argument("realm")
     parser.add_argument("query")
+    parser.add_argument("--queries", type=int, default=0)
     args = parser.parse_args()
 
     from chitta.api import Chitta
@@ -41,9 +46,28 @@ def main() -> None:
         took, out["warm_up_ms"] = timed(chitta.store.warm)
         out["warm_up_s"] = round(took, 3)
         out["after_warm_up"] = memory_mb()
+        if args.queries:
+            out["hybrid_ms"] = _timed_recalls(chitta, args.realm, args.queries)
+            out["after_queries"] = memory_mb()
     finally:
         chitta.close()
     print(json.dumps(out))
+
+
+def _timed_recalls(chitta, realm: str, count: int) -> dict[str, float]:
+    """p50 and p95 of ``count`` hybrid recalls of the scale benchmark's questions, ms."""
+    from chitta.bench import environment, locomo
+    from chitta.bench.scale.measure import timed
+    from chitta.bench.scale.settings import SEED
+    from chitta.bench.scale.texts import query_pool
+    from chitta.bench.score import percentile
+
+    pool = query_pool(locomo.load(environment.default_locomo()), SEED)[1 : 1 + count]
+    took = [1000 * timed(lambda q=q: chitta.recall(q, realm=realm, limit=10,
+                                                    strategy="hybrid"))[0]
+            for q in pool]  # fmt: skip
+    return {"p50": round(percentile(took, 50), 2), "p95": round(percentile(took, 95), 2),
+            "n": len(took)}  # fmt: skip
 
 
 if __name__ == "__main__":
