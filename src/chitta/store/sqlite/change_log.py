@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import NamedTuple
 
+_CHUNK = 500  # ids per query when the memories logged are read
+
 
 class Stamp(NamedTuple):
     """A row of the change log: what a saved sidecar holds is the store as of this row."""
@@ -51,6 +53,25 @@ def changed_since(conn: sqlite3.Connection, stamp: Stamp) -> list[str]:
         (stamp.seq,),
     )
     return [r[0] for r in rows]
+
+
+def stored_since(
+    conn: sqlite3.Connection, stamp: Stamp, top: int, columns: str = "rowid"
+) -> list[tuple] | None:
+    """``rowid`` and ``columns`` of ``memories`` for each memory logged after ``stamp``, when
+    every one is still stored with a rowid past ``top`` — all of them stored since a sidecar
+    that had seen rowids up to ``top``, nothing it holds changed; else None."""
+    changed = changed_since(conn, stamp)
+    found: list[tuple] = []
+    for start in range(0, len(changed), _CHUNK):
+        chunk = changed[start : start + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        found += conn.execute(
+            f"SELECT rowid, {columns} FROM memories WHERE id IN ({marks})", chunk
+        ).fetchall()
+    if len(found) != len(changed) or any(r[0] <= top for r in found):
+        return None
+    return found
 
 
 def prunable(conn: sqlite3.Connection, saved: Iterable[Stamp | None]) -> int | None:

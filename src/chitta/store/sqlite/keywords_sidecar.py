@@ -41,7 +41,6 @@ FORMAT = 1
 #: and get no file.
 MIN_MEMORIES = 10_000
 _PREFIX = struct.Struct("<II")
-_CHUNK = 500  # ids per query when the memories logged since are looked at
 
 
 def sidecar_path(store_path: Path) -> Path:
@@ -101,22 +100,9 @@ def load(path: Path, conn: sqlite3.Connection) -> tuple[Rows, int] | None:
     except (ValueError, KeyError, TypeError, AttributeError, struct.error):
         log.warning("ignoring the keyword rows' sidecar %s: it is corrupt; reading the store", path)
         return None
-    if not change_log.holds(conn, stamp):
-        return None
-    if not _all_new(conn, change_log.changed_since(conn, stamp), top):
+    if not change_log.holds(conn, stamp) or change_log.stored_since(conn, stamp, top) is None:
         return None
     return rows, top
-
-
-def _all_new(conn: sqlite3.Connection, changed: list[str], top: int) -> bool:
-    """Whether every memory of ``changed`` is still stored, with a rowid past ``top``."""
-    for start in range(0, len(changed), _CHUNK):
-        chunk = changed[start : start + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
-        found = conn.execute(f"SELECT rowid FROM memories WHERE id IN ({marks})", chunk).fetchall()
-        if len(found) != len(chunk) or any(r[0] <= top for r in found):
-            return False
-    return True
 
 
 def save(path: Path, rows: Rows, top: int, stamp: Stamp) -> None:

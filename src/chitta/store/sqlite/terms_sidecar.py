@@ -40,7 +40,6 @@ MAGIC = b"chitta-terms\x00"
 #: Bumped whenever what a word is (store/terms.py ``words``) or the layout changes (2: the
 #: change log's stamp).
 FORMAT = 2
-_CHUNK = 500  # ids per query when the memories stored since are read
 _PREFIX = struct.Struct("<II")
 
 
@@ -90,30 +89,14 @@ def load(path: Path, conn: sqlite3.Connection) -> TermStats | None:
         return None
     if not change_log.holds(conn, stamp):
         return None
-    new = _stored_since(conn, change_log.changed_since(conn, stamp), seen)
+    new = change_log.stored_since(conn, stamp, seen, "realm, content, deleted_at")
     if new is None:
         return None
     stats = TermStats.restored(realms)
-    if new:
-        stats.add_all(new)
+    live = [(realm, content) for _, realm, content, deleted_at in new if deleted_at is None]
+    if live:
+        stats.add_all(live)
     return stats
-
-
-def _stored_since(
-    conn: sqlite3.Connection, changed: list[str], seen: int
-) -> list[tuple[str, str]] | None:
-    """The (realm, text) of the live ones among ``changed`` when every one is a memory the
-    file had not seen (rowid past ``seen``) and still stored; else None."""
-    found: list[tuple[int, str, str, int | None]] = []
-    for start in range(0, len(changed), _CHUNK):
-        chunk = changed[start : start + _CHUNK]
-        marks = ", ".join("?" * len(chunk))
-        found += conn.execute(
-            f"SELECT rowid, realm, content, deleted_at FROM memories WHERE id IN ({marks})", chunk
-        ).fetchall()
-    if len(found) != len(changed) or any(r[0] <= seen for r in found):
-        return None
-    return [(r[1], r[2]) for r in found if r[3] is None]
 
 
 def save(path: Path, stats: TermStats, stamp: Stamp, seen: int) -> None:
