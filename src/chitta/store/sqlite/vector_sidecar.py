@@ -33,6 +33,7 @@ Owner-only (0600) like the store.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import mmap
@@ -159,6 +160,10 @@ def _restore(
     codes = {str(k): int(v) for k, v in header["codes"].items()}
     if scopes.size and not set(np.unique(scopes).tolist()) <= set(codes.values()):
         raise ValueError("scope codes")
+    # What was read before the vectors is copied out: its pages are given back (nothing has
+    # written to the mapping yet, so there is nothing private to lose).
+    with contextlib.suppress(OSError, AttributeError):  # madvise: not on every platform
+        mapping.madvise(mmap.MADV_DONTNEED, 0, offset)
     # The file's own pages, copy-on-write: nothing is read until a search touches a row.
     matrix = np.frombuffer(mapping, dtype=np.float32, count=capacity * dim, offset=offset)
     index = VectorIndex.restored(
