@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: The current corrections, read through their partial index (schema 12,
+#: ``memories_corrections``: its WHERE is this query's, word for word, so SQLite uses it
+#: rather than scanning every memory — 4 s at a million with a cold page cache).
+CURRENT_CORRECTIONS = (
+    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE kind = '{Kind.CORRECTION.value}' "
+    "AND deleted_at IS NULL AND superseded_by IS NULL"
+)
 #: Vectors read from the file per step when the vector index is built.
 LOAD_CHUNK = 10_000
 
@@ -263,11 +270,7 @@ class Indexes(Connection):
         with self._mutex:
             if self._corrections is None:
                 index = CorrectionIndex()
-                rows = self._conn.execute(
-                    f"SELECT {MEMORY_COLUMNS} FROM memories WHERE kind = ? "
-                    "AND deleted_at IS NULL AND superseded_by IS NULL",
-                    (Kind.CORRECTION.value,),
-                ).fetchall()
+                rows = self._conn.execute(CURRENT_CORRECTIONS).fetchall()
                 index.insert([memory_from_row(r) for r in rows])
                 self._corrections = index
             return self._corrections

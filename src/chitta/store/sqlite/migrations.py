@@ -364,6 +364,10 @@ END;
 CREATE TRIGGER change_log_ed AFTER DELETE ON embeddings BEGIN
     INSERT INTO change_log (memory_id) VALUES (old.memory_id);
 END;
+-- The current corrections, read at every start (indexes.py CURRENT_CORRECTIONS): a scan of
+-- every memory without it.
+CREATE INDEX memories_corrections ON memories (id)
+    WHERE kind = 'correction' AND deleted_at IS NULL AND superseded_by IS NULL;
 """
 
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
