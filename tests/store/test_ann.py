@@ -8,8 +8,10 @@ import mmap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from usearch.index import Index
 
+from chitta.store import ann
 from chitta.store.ann import RealmAnn
 
 DIM = 16
@@ -99,3 +101,23 @@ def test_a_graph_in_memory_is_its_own_merge() -> None:
     assert not ann.viewed
     assert ann.merged(lambda rows: matrix[rows]) is ann.merged(lambda rows: matrix[rows])
     assert ann.search(matrix[7], 1).tolist() == [7]
+
+
+def test_the_beam_widens_with_the_graph() -> None:
+    """ef 128 up to 100,000 vectors, then with the square root of the size, at most 512."""
+    assert ann.expansion_for(0) == ann.expansion_for(100_000) == 128
+    assert ann.expansion_for(400_000) == 256
+    assert 128 < ann.expansion_for(1_000_000) < 512 == ann.expansion_for(10_000_000)
+    sizes = [10**5, 2 * 10**5, 5 * 10**5, 10**6, 2 * 10**6]
+    assert [ann.expansion_for(n) for n in sizes] == sorted(ann.expansion_for(n) for n in sizes)
+
+
+def test_a_search_uses_the_beam_of_the_graph_s_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    matrix = unit_rows(1, 300)
+    graph, _ = viewed(tmp_path, matrix)
+    graph.add(np.array([300]), unit_rows(2, 1))
+    monkeypatch.setattr(ann, "expansion_for", lambda size: size // 3)
+    graph.search(matrix[0], 5)
+    assert graph._base.expansion_search == graph._index.expansion_search == 301 // 3

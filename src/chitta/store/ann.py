@@ -9,6 +9,7 @@ exact vectors read from the store file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -28,9 +29,26 @@ HNSW_MIN_VECTORS = 50_000
 #: recall@10 ≥ 0.99 against exact at every size measured (0.991 at 50k, 0.992 at 100k).
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
-#: Search beam (ef): 64 gave recall@10 0.986 at 100k, 128 0.9905, 256 0.9915 (a first probe,
-#: queries near stored vectors): past 128 the graph, not the beam, limits recall.
+#: Search beam (ef) of a graph of up to :data:`EXPANSION_AT` vectors: 64 gave recall@10 0.986
+#: at 100k, 128 0.9905, 256 0.9915 (a first probe, queries near stored vectors): at that size
+#: the graph, not the beam, limits recall.
 EXPANSION_SEARCH = 128
+EXPANSION_AT = 100_000
+#: A bigger graph needs a wider beam for the same recall: on the scale benchmark's real
+#: MiniLM vectors and LoCoMo's questions (`benchmarks/real_recall.py`, 200 queries, this
+#: graph's settings), recall@10 against exact search was 0.993 at 100k with ef 128, and at
+#: 400k 0.982 with 128, 0.9935 with 256 (1.7 ms a search against 0.95) and 0.9965 with 512
+#: (3.6 ms). So the beam grows with the square root of the size past 100k (256 at 400k,
+#: 405 at a million — not measured on real vectors there), up to this.
+EXPANSION_MAX = 512
+
+
+def expansion_for(size: int) -> int:
+    """The search beam (ef) for a graph of ``size`` vectors (see :data:`EXPANSION_MAX`)."""
+    grown = EXPANSION_SEARCH * math.sqrt(max(1.0, size / EXPANSION_AT))
+    return min(EXPANSION_MAX, round(grown))
+
+
 #: The graph keeps its vectors as float16 (issue 24, compact vectors): half the memory and
 #: sidecar of float32, and a quicker build. On 34,428 real MiniLM turn vectors (300 queries
 #: near stored ones, this graph's settings) recall@10 against exact float32 search was
@@ -125,6 +143,10 @@ class RealmAnn:
         if k <= 0:
             return np.zeros(0, dtype=np.int64)
         query = query.astype(np.float32)
+        beam = expansion_for(len(self._key_of))
+        for graph in (self._index, self._base):
+            if graph is not None and graph.expansion_search != beam:
+                graph.expansion_search = beam
         if self._base is None:
             return self._rows[np.asarray(self._index.search(query, k, threads=1).keys, np.int64)]
         keys, distances = self._search_base(query, k)
@@ -164,7 +186,6 @@ class RealmAnn:
         own = own[self._rows[own] >= 0]
         if own.size:
             graph.add(own.astype(np.uint64), vectors_of(self._rows[own]).astype(np.float32))
-        graph.expansion_search = EXPANSION_SEARCH
         return graph
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from usearch.index import Index
 
 from chitta import files
-from chitta.store.ann import CONNECTIVITY, DTYPE, EXPANSION_ADD, EXPANSION_SEARCH, RealmAnn
+from chitta.store.ann import CONNECTIVITY, DTYPE, EXPANSION_ADD, RealmAnn
 from chitta.store.vectors import VectorIndex, build_threads
 
 log = logging.getLogger(__name__)
@@ -185,7 +185,6 @@ def _restore(
         return None, 0
     if saved.keys.size and not np.all(graph.contains(saved.keys)):
         return None, 0
-    graph.expansion_search = EXPANSION_SEARCH
     size = index.row_count()
     live = np.zeros(size, dtype=bool)
     live[index.live_rows(code)] = True
