@@ -36,10 +36,11 @@ EXPANSION_SEARCH = 128
 EXPANSION_AT = 100_000
 #: A bigger graph needs a wider beam for the same recall: on the scale benchmark's real
 #: MiniLM vectors and LoCoMo's questions (`benchmarks/real_recall.py`, 200 queries, this
-#: graph's settings), recall@10 against exact search was 0.993 at 100k with ef 128, and at
-#: 400k 0.982 with 128, 0.9935 with 256 (1.7 ms a search against 0.95) and 0.9965 with 512
-#: (3.6 ms). So the beam grows with the square root of the size past 100k (256 at 400k,
-#: 405 at a million — not measured on real vectors there), up to this.
+#: graph's settings, builds of their own), recall@10 against exact search was 0.993–0.9945
+#: at 100k with ef 128, and at 400k 0.975–0.982 with 128, 0.991–0.9935 with 256 (1.6 ms a
+#: search against 0.9) and 0.996 with 512 (2.8 ms); benchmarks/results/real-recall-400k.json.
+#: So the beam grows with the square root of the size past 100k (256 at 400k, 405 at a
+#: million — not measured on real vectors there), up to this.
 EXPANSION_MAX = 512
 
 
