@@ -80,10 +80,10 @@ def sidecar_path(store_path: Path) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    """An index read from the file, and the memories the log's replay changed in it."""
+    """An index read from the file (its stamp is ``index.saved_as``), and the memories the
+    log's replay changed in it."""
 
     index: VectorIndex
-    stamp: Stamp
     changed: frozenset[str]
 
 
@@ -133,7 +133,7 @@ def load(path: Path, conn: sqlite3.Connection, model: dict, *, hnsw_min: int) ->
         return None
     _replay(index, conn, changed)
     index.saved_as, index.edits = stamp, len(changed)
-    return Loaded(index, stamp, frozenset(changed))
+    return Loaded(index, frozenset(changed))
 
 
 class _Stale(Exception):
