@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from pathlib import Path
@@ -113,6 +114,44 @@ def test_vector_cache_round_trip(tmp_path: Path) -> None:
     again.add(["four", "one"], vectors[:2])  # "one" is known: kept once
     again.save()
     assert len(scale.VectorCache(path)) == 4
+
+
+def test_embedding_is_cached_in_steps_so_a_cut_run_keeps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chitta.bench.scale import build_phase
+    from chitta.bench.scale.events import Events
+    from chitta.bench.scale.measure import load_model
+
+    _, model = load_model()
+
+    class CutAfterTwoBatches:  # the real model, then the run is cut short
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def identity(self):  # noqa: ANN202
+            return model.identity()
+
+        def embed(self, texts: list[str]):  # noqa: ANN202
+            self.calls += 1
+            if self.calls > 2:
+                raise KeyboardInterrupt
+            return model.embed(texts)
+
+    monkeypatch.setattr(build_phase, "BATCH", 4)
+    monkeypatch.setattr(build_phase, "CHECKPOINT", 4)
+    path = tmp_path / "cache.npz"
+    with pytest.raises(KeyboardInterrupt):
+        build_phase._real_vectors(TURNS[:12], CutAfterTwoBatches(), scale.VectorCache(path),
+                                  Events(io.StringIO()), "cut")  # fmt: skip
+    kept = scale.VectorCache(path)
+    found, missing = kept.lookup(TURNS[:12])
+    assert len(kept) == 8 and missing == [8, 9, 10, 11]
+    assert np.allclose(found[:8], model.embed(TURNS[:8]).vectors, atol=1e-5)
+    events = Events(io.StringIO())
+    _, info = build_phase._real_vectors(TURNS[:12], model, kept, events, "again")
+    assert info["from_cache"] == 8 and info["embedded"] == 4
+    assert len(scale.VectorCache(path)) == 12
 
 
 def test_memory_figures_are_read() -> None:

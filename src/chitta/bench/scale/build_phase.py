@@ -26,6 +26,7 @@ from chitta.bench.scale.measure import (
 from chitta.bench.scale.settings import (
     BASE_SET,
     BATCH,
+    CHECKPOINT,
     PAIRED_TEXTS,
     REALM,
     BenchFailed,
@@ -174,14 +175,19 @@ def _real_vectors(
     if missing:
         events.task(f"{label}: embedding {len(missing):,} texts (not cached)", len(missing))
         todo = [texts[i] for i in missing]
+        saved = 0
         for start in range(0, len(todo), BATCH):
             chunk = todo[start : start + BATCH]
             seconds, result = timed(lambda chunk=chunk: inner.embed(chunk))
             embed_s += seconds
             vectors[missing[start : start + len(chunk)]] = result.vectors
             events.advance(len(chunk))
-        cache.add(todo, vectors[missing])
-        cache.save()
+            done = start + len(chunk)
+            if done - saved >= CHECKPOINT or done == len(todo):
+                # an hour's embedding is kept in steps: a run cut short loses one step at most
+                cache.add(todo[saved:done], vectors[missing[saved:done]])
+                cache.save()
+                saved = done
     return vectors, {
         "texts": len(texts),
         "from_cache": len(texts) - len(missing),

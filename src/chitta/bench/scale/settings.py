@@ -9,6 +9,7 @@ LIMIT = 10
 STRATEGIES = ("hybrid", "semantic", "keyword")
 SEED = 0
 BATCH = 256  # the importer's batch (chitta.transfer.importer.BATCH)
+CHECKPOINT = 100_000  # texts embedded between two saves of the vector cache
 SYNTHETIC_FROM = 200_000
 BASE_SET = 20_000
 NOISE_SD = 0.02
