@@ -125,3 +125,28 @@ def test_replication_counts_distinct_sessions_when_switched_on(chitta: Chitta) -
     chitta.scoring = replace(chitta.scoring, replication_max=1.15)
     hit = chitta.recall("staging port", realm="demo").hits[0]
     assert hit.factors["replication"] == pytest.approx(1.075)  # two sessions
+
+
+def test_the_pool_is_read_best_first_past_dropped_candidates_and_no_further(
+    chitta: Chitta,
+) -> None:
+    from chitta.recall.fusion import Fused
+    from chitta.recall.rank import _load_pool
+
+    ids = [put(chitta, f"Note {i}: the build of module {i} takes {i} minutes") for i in range(12)]
+    new = put(chitta, "Note 100: the build of the old module takes ten minutes now")
+    old = put(chitta, "Note 99: the build of the old module took an hour", superseded_by=new)
+    # The order the lanes fused: a gone memory and the superseded one among the first.
+    order = [ids[0], "gone", old, *ids[1:]]
+    fused = [Fused(i, 1.0 - r / 100, {}) for r, i in enumerate(order)]
+    asked: list[list[str]] = []
+
+    def load(wanted: list[str]) -> dict[str, Memory]:
+        asked.append(wanted)
+        return chitta.store.get_many(wanted)
+
+    pool, dropped, stop = _load_pool(load, fused, 4, include_superseded=False)
+    assert [m.id for _, m in pool] == [ids[0], ids[1], ids[2], ids[3]]
+    assert [(r.fused.id, r.outcome) for r in dropped] == [("gone", "missing"),
+                                                          (old, "superseded")]  # fmt: skip
+    assert stop == 6 and sum(map(len, asked)) == 6  # read no further than the pool needed
