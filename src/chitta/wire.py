@@ -252,7 +252,8 @@ def confidence_from_dict(data: Mapping[str, Any] | None) -> Confidence | None:
     if data is None:
         return None
     return Confidence(raw=data["raw"], calibrated=data["calibrated"], shown=data["percent"] / 100,
-                      band=data["band"], source=data["calibration"])  # fmt: skip
+                      band=data["band"], source=data["calibration"],
+                      found=data.get("found", 1.0))  # fmt: skip
 
 
 def result_from_dict(data: Mapping[str, Any]) -> RecallResult:

@@ -107,6 +107,7 @@ class Probe:
     size: int = 0  # the realm's live memories
     dataset: str = ""  # the set it belongs to (set_name)
     small: bool = False
+    found: float = 1.0  # the share of its distinctive words the first hits held
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -239,7 +240,7 @@ def probe(
         }
         for h in data["hits"]
     )
-    conf = data["confidence"] or {"raw": -1.0}
+    conf = data["confidence"] or {"raw": -1.0, "found": 0.0}
     return Probe(
         realm=item.realm,
         conversation=item.question.conversation,
@@ -255,6 +256,7 @@ def probe(
         size=size,
         dataset=dataset,
         small=item.small,
+        found=conf.get("found", 1.0),
     )
 
 
@@ -288,7 +290,7 @@ def measure(
     if all(p.answerable for p in probes) or not any(p.answerable for p in probes):
         raise BadArgument("the abstention figures need both answerable and unanswerable "
                           "questions; this set has only one kind")  # fmt: skip
-    conf = [calib.confidence(p.raw, fit, p.size) for p in probes]
+    conf = [calib.confidence(p.raw, fit, p.size, p.found) for p in probes]
     p_cal = [c.calibrated for c in conf]
     hit = [p.hit3 for p in probes]
     answerable = [p.answerable for p in probes]

@@ -169,6 +169,7 @@ def _abstain(
                 "answerable": p.answerable,
                 "realm": p.realm,
                 "size": p.size,
+                "found": p.found,
                 "set": p.dataset,
                 "small": p.small,
             }
@@ -186,6 +187,7 @@ def _abstain(
         [p.raw for p in fitting],
         [p.hit3 for p in fitting],
         sizes=[p.size for p in fitting],
+        found=[p.found for p in fitting],
         unanswerable=[not p.answerable for p in fitting],
         source=f"bench abstain on the tuning halves of {', '.join(names)}"
         if fit_on == "tune" else f"bench abstain on {', '.join(sorted(fit_ids[names[0]]))}",

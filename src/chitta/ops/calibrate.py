@@ -60,7 +60,8 @@ def _calibrate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 
 def _drawn(chitta: Chitta) -> dict[str, Any]:
     """What the memory browser draws of the fit in use: its curve (the calibrated chance of
-    each raw maximum relevance, which the band's threshold splits, for a few realm sizes)
+    each raw maximum relevance, which the band's threshold splits, for a few realm sizes,
+    the question's distinctive words all found)
     and the reliability diagram of the queries it was fitted on (none for the default fit)."""
     from chitta.recall.confidence import calibration as calib
 
@@ -100,12 +101,12 @@ def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
         current = chitta.calibration
         source = f"percentage refitted on {source}; band fit: {current.source}"
         return calib.refit_display(current, [q.raw for q in pairs], [q.hit3 for q in pairs],
-                                   source=source, fitted_at=now,
-                                   sizes=[q.size for q in pairs]), pairs  # fmt: skip
+                                   source=source, fitted_at=now, sizes=[q.size for q in pairs],
+                                   found=gold.found_of(pairs)), pairs  # fmt: skip
     fit_with = partial(
         calib.fit_calibration, [q.raw for q in pairs], [q.hit3 for q in pairs],
         model=chitta.embedder.identity().name, source=source, fitted_at=now,
-        sizes=[q.size for q in pairs],
+        sizes=[q.size for q in pairs], found=gold.found_of(pairs),
     )  # fmt: skip
     if threshold is not None:
         return fit_with(threshold=threshold), pairs
@@ -118,7 +119,8 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
 
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:
-        calibrated = [calib.confidence(q.raw, fit, q.size) for q in pairs]
+        calibrated = [calib.confidence(q.raw, fit, q.size, 1.0 if q.found is None else q.found)
+                      for q in pairs]  # fmt: skip
         hits = [q.hit3 for q in pairs]
         data["fitted_on"] = {
             "queries": len(pairs),

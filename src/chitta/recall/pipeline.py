@@ -19,6 +19,7 @@ from chitta.recall.confidence.calibration import (
     Calibration,
     Confidence,
     confidence,
+    found_share,
     max_relevance,
 )
 from chitta.recall.confidence.gate import Turn, bm25_ceiling, read_turn
@@ -282,14 +283,16 @@ def _assess(
         # With the statistics the lane scored by: the realm's (store/sqlite/keywords.py).
         frequencies=ctx.terms if kw else None,
     ))  # fmt: skip
-    sure = None
-    if whole is not None:
-        vectors = [reads.vectors[i] for i in relevant if i in reads.vectors]
-        # The realm's size: the same cosine means more in a store of a few memories.
-        sure = confidence(max_relevance(whole, vectors), calibration, stats.size(realm))
     held = reads.matches
     shared = {h.memory.id: tuple(w for w in turn.distinctive if w in held.get(h.memory.id, ()))
               for h in hits}  # fmt: skip
+    sure = None
+    if whole is not None:
+        vectors = [reads.vectors[i] for i in relevant if i in reads.vectors]
+        # The realm's size: the same cosine means more in a store of a few memories; and
+        # the words: how much of the question the first hits hold.
+        found = found_share(turn.distinctive, [shared[h.memory.id] for h in hits])
+        sure = confidence(max_relevance(whole, vectors), calibration, stats.size(realm), found)
     ceiling = None
     if kw:
         ceiling = bm25_ceiling(ctx.terms, lambda w: reads.df.get(w, 0), reads.size or 0)

@@ -31,6 +31,17 @@ ceiling of a realm of ``N`` memories is ``1 − (1 − c)·max(0, 1 − 3/N)`` (
 1 up to three memories and ``c`` in a big store; the value stays monotonic in the cosine
 within a realm, and the band's threshold is on the same scale everywhere.
 
+The cosine has a second witness: the words. A question's distinctive words (the rare ones the
+keyword lane searches by, recall/query.py) are mostly all in a memory that answers it, and
+partly or not at all in the best of a store that cannot: ``found``, the largest share of them
+that one of the first three hits holds (:func:`found_share`, matched as the keyword lane
+matches), enters the same logistic with a weight of its own, ``a·x + found_weight·found +
+b``. On LongMemEval's user–assistant stores, whose short questions meet their answer in one
+sentence of a long turn, the cosine alone put 30 % of the answerable questions in UNKNOWN
+(docs/benchmarks.md, "The words found beside the cosine"). A fit without the weight (0: every
+fit stored before it) is the cosine alone. The value stays monotonic in each of the two, so
+the band is still one threshold on one ordering.
+
 Pure functions: the fits (Newton's method on the logistic log-likelihood), the expected
 calibration error (Guo et al. 2017, ten equal-width bins) and AUROC (Mann–Whitney U).
 """
@@ -39,7 +50,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -62,11 +73,12 @@ class Calibration:
     """A Platt fit of the size-adjusted maximum relevance, the band threshold and the display
     refit.
 
-    ``p = ceiling_at(ceiling, N, reach)·sigmoid(a·(raw − spread·√(2 ln N)) + b)`` for a realm
-    of ``N`` memories; KNOWN when ``p >= threshold``; the percentage shown is
+    ``p = ceiling_at(ceiling, N, reach)·sigmoid(a·(raw − spread·√(2 ln N)) + found_weight·found
+    + b)`` for a realm of ``N`` memories whose first hits hold the share ``found`` of the
+    question's distinctive words; KNOWN when ``p >= threshold``; the percentage shown is
     ``100·sigmoid(display_a·logit(p) + display_b)`` (identity: 1 and 0). ``spread`` 0 and
     ``ceiling`` 1: Platt on the raw cosine alone; ``reach`` 0 (a fit stored before it was
-    added): the same ceiling in a realm of any size.
+    added): the same ceiling in a realm of any size; ``found_weight`` 0: the cosine alone.
     """
 
     a: float
@@ -86,10 +98,13 @@ class Calibration:
     ceiling: float = 1.0
     #: The depth the ceiling gives way to (:func:`ceiling_at`); 0: a ceiling at every size.
     reach: int = 0
+    #: The weight of the share of the question's distinctive words found (the module); 0: the
+    #: cosine alone.
+    found_weight: float = 0.0
 
     def __post_init__(self) -> None:
         numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b, self.spread,
-                   self.ceiling)  # fmt: skip
+                   self.ceiling, self.found_weight)  # fmt: skip
         if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                    for v in numbers):  # fmt: skip
             raise BadArgument("a calibration's coefficients must be finite numbers")
@@ -113,6 +128,9 @@ class Calibration:
         if self.spread < 0:
             # A negative spread would say: the bigger the store, the more a cosine means.
             raise BadArgument("a calibration's spread must not be negative")
+        if self.found_weight < 0:
+            # A negative weight would say: the more of the question found, the less it knows.
+            raise BadArgument("a calibration's weight of the words found must not be negative")
 
     @property
     def is_default(self) -> bool:
@@ -164,6 +182,7 @@ class Confidence:
     shown: float  # the displayed chance after the refit, 0..1
     band: str  # KNOWN or UNKNOWN, on ``calibrated``
     source: str  # which fit: "default" or where the store's own came from
+    found: float = 1.0  # the share of the question's distinctive words found (found_share)
 
     @property
     def percent(self) -> int:
@@ -191,6 +210,7 @@ class Confidence:
             "percent": self.percent,
             "calibrated": round(self.calibrated, 4),
             "raw": round(self.raw, 4),
+            "found": round(self.found, 4),
             "calibration": self.source,
             "words": self.words(),
         }
@@ -240,14 +260,32 @@ def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
     return np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
 
 
-def confidence(raw: float, fit: Calibration, size: int = 1) -> Confidence:
+def confidence(raw: float, fit: Calibration, size: int = 1, found: float = 1.0) -> Confidence:
     """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
-    of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0)."""
+    of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0) whose
+    first hits hold the share ``found`` of the question's distinctive words
+    (:func:`found_share`; it does not matter to a fit of ``found_weight`` 0)."""
     top = ceiling_at(fit.ceiling, size, fit.reach)
-    p = top * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.b)
+    p = top * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.found_weight * found + fit.b)
     shown = sigmoid(fit.display_a * logit(p) + fit.display_b)
     band = KNOWN if p >= fit.threshold else UNKNOWN
-    return Confidence(raw=raw, calibrated=p, shown=shown, band=band, source=fit.source)
+    return Confidence(raw=raw, calibrated=p, shown=shown, band=band, source=fit.source,
+                      found=found)  # fmt: skip
+
+
+#: The hits whose words :func:`found_share` reads: the top 3, as the fit's outcome (hit@3).
+FOUND_DEPTH = 3
+
+
+def found_share(distinctive: Sequence[str], held: Sequence[Collection[str]]) -> float:
+    """The largest share of the question's ``distinctive`` words that one of the first
+    :data:`FOUND_DEPTH` hits holds (``held``: each hit's words, best hit first); 1 for a
+    question with no distinctive word (nothing of it is missing), 0 with no hits."""
+    wanted = set(distinctive)
+    if not wanted:
+        return 1.0
+    return max((len(wanted & set(words)) / len(wanted) for words in held[:FOUND_DEPTH]),
+               default=0.0)  # fmt: skip
 
 
 def max_relevance(query: np.ndarray, vectors: Sequence[np.ndarray]) -> float:
@@ -306,17 +344,32 @@ def fit_ceiling(
 ) -> tuple[float, float, float]:
     """``(a, b, c)`` maximising the likelihood of ``y ~ c_i·sigmoid(a·x + b)``, where ``c_i =
     1 − (1 − c)·miss_i`` (``miss``: each value's share of the ceiling's miss, :func:`_reaches`;
-    all 1 when not given, a plain ceiling ``c``): for each ceiling of :data:`CEILINGS`, ``(a,
-    b)`` by Fisher scoring from the plain logistic's, and the ceiling of the highest likelihood
-    (1 when the data show no plateau)."""
-    xs = np.asarray(x, dtype=float)
+    all 1 when not given, a plain ceiling ``c``): :func:`fit_capped` of the one column."""
+    w, top = fit_capped([x], y, iters=iters, miss=miss)
+    return float(w[0]), float(w[1]), top
+
+
+def fit_capped(
+    columns: Sequence[Sequence[float]],
+    y: Sequence[bool],
+    *,
+    iters: int = 40,
+    miss: Sequence[float] | None = None,
+) -> tuple[np.ndarray, float]:
+    """The weights of ``columns`` then the intercept, and the ceiling, maximising the
+    likelihood of ``y ~ c_i·sigmoid(w·columns + b)`` (``c_i`` as :func:`fit_ceiling` has it):
+    for each ceiling of :data:`CEILINGS`, the weights by Fisher scoring from the plain
+    logistic's, and the ceiling of the highest likelihood (1 when the data show no plateau).
+    A ceiling whose first weight comes out backwards is not taken."""
+    xs = np.asarray(columns, dtype=float).reshape(len(columns), -1)
     ys = np.asarray(y, dtype=float)
-    shares = np.ones_like(xs) if miss is None else np.asarray(miss, dtype=float)
-    design = np.stack([xs, np.ones_like(xs)], axis=1)
-    start = np.array(fit_logistic(xs, ys))
-    best = (-math.inf, float(start[0]), float(start[1]), 1.0)
+    shares = np.ones(xs.shape[1]) if miss is None else np.asarray(miss, dtype=float)
+    design = np.concatenate([xs.T, np.ones((xs.shape[1], 1))], axis=1)
+    start = _fit_weights(xs, ys)
+    best: tuple[float, np.ndarray, float] = (-math.inf, start, 1.0)
     if start[0] <= 0:  # backwards already: no ceiling turns it round (the caller refuses it)
-        return best[1], best[2], best[3]
+        return best[1], best[2]
+    ridge = 1e-6 * np.eye(design.shape[1])
     for top in CEILINGS:
         c = _capped(top, shares)
         w = start.copy()
@@ -326,7 +379,7 @@ def fit_ceiling(
             # d log-likelihood / dz and the Fisher information of z, for p = c·sigmoid(z).
             grad_z = ys * (1 - sig) - (1 - ys) * c * sig * (1 - sig) / (1 - p)
             info = c * sig * (1 - sig) ** 2 / (1 - p)
-            hess = (design * info[:, None]).T @ design + 1e-6 * np.eye(2)
+            hess = (design * info[:, None]).T @ design + ridge
             step = np.linalg.solve(hess, design.T @ grad_z)
             w += step
             if np.abs(step).max() < 1e-9:
@@ -334,8 +387,8 @@ def fit_ceiling(
         p = np.clip(c / (1.0 + np.exp(-np.clip(design @ w, -35, 35))), 1e-12, 1 - 1e-12)
         loglik = float(np.sum(ys * np.log(p) + (1 - ys) * np.log(1 - p)))
         if w[0] > 0 and loglik > best[0]:
-            best = (loglik, float(w[0]), float(w[1]), top)
-    return best[1], best[2], best[3]
+            best = (loglik, w.copy(), top)
+    return best[1], best[2]
 
 
 #: Sizes whose √(2 ln N) spans less than this cannot tell the size's part from the intercept.
@@ -367,6 +420,7 @@ def fit_calibration(
     model: str | None = None,
     sizes: Sequence[int] | None = None,
     ceiling: bool = True,
+    found: Sequence[float] | None = None,
 ) -> Calibration:
     """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_ceiling`, of reach
     :data:`REACH` when the sizes are known) of ``hit3`` (the top 3 held a gold memory) against
@@ -378,7 +432,9 @@ def fit_calibration(
     cosine alone). The band threshold is ``threshold`` if given; else, when ``unanswerable``
     marks some questions the store cannot answer, where the two error shares meet
     (:func:`equal_error_threshold`); else the default's. ``model`` names the embedding model
-    whose cosines ``raw`` holds."""
+    whose cosines ``raw`` holds. ``found``: each question's share of its distinctive words
+    found (:func:`found_share`), fitted with its own weight when given and when both weights
+    come out positive (else the fit is of the cosine alone)."""
     reach = REACH if ceiling and sizes is not None else 0
     if sizes is None:
         sizes, spread = [1] * len(raw), 0.0
@@ -389,19 +445,26 @@ def fit_calibration(
         # is fitted on answerable against unanswerable when those are known (else on hit@3).
         known = unanswerable is not None and any(unanswerable) and not all(unanswerable)
         target = [not u for u in unanswerable] if known and unanswerable else hit3
-        found = fit_spread(raw, sizes, target)
-        spread = DEFAULT.spread if found is None else found
+        fitted = fit_spread(raw, sizes, target)
+        spread = DEFAULT.spread if fitted is None else fitted
     x = [adjusted(r, n, spread) for r, n in zip(raw, sizes, strict=True)]
     miss = _reaches(sizes, reach)
-    if ceiling:
-        a, b, top = fit_ceiling(x, hit3, miss=miss)
-    else:
-        (a, b), top = fit_logistic(x, [float(h) for h in hit3]), 1.0
+    if found is not None and len(found) != len(raw):
+        raise BadArgument("a fit needs the share of words found for every value")
+    columns = [x] if found is None else [x, list(found)]
+    w, top = _fit_columns(columns, hit3, ceiling, miss)
+    if len(w) == 3 and min(w[0], w[1]) <= 0:
+        # The words found said nothing the cosine did not, or took its place (a small set
+        # they separate alone): the cosine is the witness every fit keeps.
+        columns = [x]
+        w, top = _fit_columns(columns, hit3, ceiling, miss)
+    a, b, weight = float(w[0]), float(w[-1]), float(w[1]) if len(w) == 3 else 0.0
     if a <= 0:
         raise BadArgument("the fit came out backwards: higher relevance found fewer gold memories")
     fit = Calibration(
         a=a,
         b=b,
+        found_weight=weight,
         threshold=DEFAULT.threshold if threshold is None else threshold,
         source=source,
         pairs=len(raw),
@@ -411,14 +474,26 @@ def fit_calibration(
         ceiling=top,
         reach=reach,
     )
-    calibrated = [_capped(top, m) * sigmoid(a * v + b) for v, m in zip(x, miss, strict=True)]
-    display = cross_fitted_display(x, hit3, ceiling=ceiling, miss=miss)
+    z = np.asarray(columns, dtype=float).T @ w[:-1] + b
+    calibrated = [_capped(top, m) * sigmoid(float(v)) for v, m in zip(z, miss, strict=True)]
+    display = cross_fitted_display(x, hit3, ceiling=ceiling, miss=miss,
+                                   found=columns[1] if len(columns) == 2 else None)  # fmt: skip
     if display is not None:
         fit = replace(fit, display_a=display[0], display_b=display[1])
     mixed = unanswerable is not None and any(unanswerable) and not all(unanswerable)
     if threshold is None and mixed:
         fit = replace(fit, threshold=equal_error_threshold(calibrated, unanswerable))
     return fit
+
+
+def _fit_columns(
+    columns: Sequence[Sequence[float]], hit3: Sequence[bool], ceiling: bool, miss: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The weights (then the intercept) and ceiling of a fit of ``hit3`` on ``columns``: with
+    a ceiling (:func:`fit_capped`) or without (the plain logistic, ceiling 1)."""
+    if ceiling:
+        return fit_capped(columns, hit3, miss=miss)
+    return _fit_weights(columns, [float(h) for h in hit3]), 1.0
 
 
 #: Folds of the display refit's cross-fit.
@@ -431,10 +506,11 @@ def cross_fitted_display(
     *,
     ceiling: bool = False,
     miss: Sequence[float] | None = None,
+    found: Sequence[float] | None = None,
 ) -> tuple[float, float] | None:
     """The display refit, learnt from how a Platt fit does on data it was not fitted on
     (``raw``: the values the fit is made on, size-adjusted; ``miss`` as :func:`fit_ceiling`
-    takes it).
+    takes it; ``found``, when given, fitted beside them as :func:`fit_calibration` does).
 
     Refitted on the very values it was fitted on, a Platt fit's logit maps onto itself (the
     refit is the identity). So each fold's values are calibrated by a fit of the other folds
@@ -442,18 +518,17 @@ def cross_fitted_display(
     out-of-fold values: it learns how over- or under-confident the fit is on new questions.
     None when a fold cannot be fitted or the refit comes out backwards."""
     folds = DISPLAY_FOLDS
-    shares = [1.0] * len(raw) if miss is None else [float(m) for m in miss]
+    shares = np.ones(len(raw)) if miss is None else np.asarray(miss, dtype=float)
+    columns = np.asarray([raw] if found is None else [raw, found], dtype=float)
     out_of_fold: list[float] = [0.0] * len(raw)
     try:
         for k in range(folds):
             train = [i for i in range(len(raw)) if i % folds != k]
-            xs, ys = [raw[i] for i in train], [float(hit3[i]) for i in train]
-            if ceiling:
-                a, b, c = fit_ceiling(xs, ys, miss=[shares[i] for i in train])
-            else:
-                a, b, c = (*fit_logistic(xs, ys), 1.0)
+            w, c = _fit_columns(columns[:, train], [hit3[i] for i in train], ceiling,
+                                shares[train])  # fmt: skip
             for i in range(k, len(raw), folds):
-                out_of_fold[i] = _capped(c, shares[i]) * sigmoid(a * raw[i] + b)
+                z = float(columns[:, i] @ w[:-1] + w[-1])
+                out_of_fold[i] = _capped(c, float(shares[i])) * sigmoid(z)
         da, db = fit_logistic([logit(p) for p in out_of_fold], [float(h) for h in hit3])
     except BadArgument:
         return None
@@ -468,12 +543,16 @@ def refit_display(
     source: str,
     fitted_at: str | None = None,
     sizes: Sequence[int] | None = None,
+    found: Sequence[float] | None = None,
 ) -> Calibration:
     """``fit`` with only its displayed percentage refitted to these observations (in realms
-    of ``sizes`` memories; None: one each): the band (a, b, spread, threshold) is kept, as
-    the seed keeps it on the broadly fitted raw value."""
+    of ``sizes`` memories, None: one each; with the shares ``found`` of their words, None:
+    all): the band (a, b, spread, threshold, the words' weight) is kept, as the seed keeps it
+    on the broadly fitted raw value."""
     counts = [1] * len(raw) if sizes is None else sizes
-    calibrated = [confidence(r, fit, n).calibrated for r, n in zip(raw, counts, strict=True)]
+    shares = [1.0] * len(raw) if found is None else found
+    calibrated = [confidence(r, fit, n, f).calibrated
+                  for r, n, f in zip(raw, counts, shares, strict=True)]  # fmt: skip
     da, db = fit_logistic([logit(p) for p in calibrated], [float(h) for h in hit3])
     if da <= 0:
         raise BadArgument("the refit came out backwards: higher confidence found fewer gold")

@@ -39,13 +39,15 @@ class GoldenQuery:
 
 @dataclass(frozen=True, slots=True)
 class Pair:
-    """One calibration observation: the raw maximum relevance, what the top 3 held, and how
-    many live memories the realm asked had."""
+    """One calibration observation: the raw maximum relevance, what the top 3 held, how
+    many live memories the realm asked had, and the share of the question's distinctive
+    words its first hits held (None: not known, a run of an older `chitta bench abstain`)."""
 
     raw: float
     hit3: bool
     unanswerable: bool
     size: int = 1
+    found: float | None = 1.0
 
 
 def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
@@ -110,7 +112,7 @@ def measure(
             raise BadArgument("the recall gave no maximum relevance to calibrate")
         top3 = {h.memory.id for h in result.hits[:3]}
         pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold,
-                          stats.size(q.realm)))  # fmt: skip
+                          stats.size(q.realm), result.confidence.found))  # fmt: skip
         if progress is not None:
             progress(len(pairs), len(queries))
     return pairs
@@ -126,8 +128,8 @@ def pairs_from_run(path: Path) -> list[Pair]:
     if not isinstance(rows, list) or not rows:
         raise BadArgument(f"{path} has no 'pairs': is it a `chitta bench abstain` results file?")
     try:
-        return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"], _size(r["size"]))
-                for r in rows]  # fmt: skip
+        return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"], _size(r["size"]),
+                     _share(r.get("found"))) for r in rows]  # fmt: skip
     except KeyError as exc:
         if exc.args == ("size",):
             raise BadArgument(f"{path} gives no realm sizes: it comes from an older "
@@ -135,6 +137,21 @@ def pairs_from_run(path: Path) -> list[Pair]:
         raise BadArgument(f"{path}: a pair is malformed ({exc!r})") from None
     except (TypeError, ValueError) as exc:
         raise BadArgument(f"{path}: a pair is malformed ({exc!r})") from None
+
+
+def found_of(pairs: Sequence[Pair]) -> list[float] | None:
+    """The pairs' shares of words found, or None when any is not known (the fit is then of
+    the cosine alone)."""
+    shares = [p.found for p in pairs]
+    return None if any(f is None for f in shares) else [float(f) for f in shares if f is not None]
+
+
+def _share(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ValueError(f"a share of words found must be a number from 0 to 1, got {value!r}")
+    return float(value)
 
 
 def _size(value: object) -> int:
