@@ -278,7 +278,7 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"Fit: a = {fit['a']:.3f}, b = {fit['b']:.3f}, threshold {fit['threshold']}, "
         f"spread {fit.get('spread', 0.0):.4f}, ceiling {fit.get('ceiling', 1.0)} "
-        f"(reach {fit.get('reach', 0)}), "
+        f"(reach {fit.get('reach', 0)}), words found {fit.get('found_weight', 0.0):.3f}, "
         f"display refit {fit['display_a']:.3f} / {fit['display_b']:.3f} "
         f"({fit['pairs']} pairs).",
         "",

@@ -213,3 +213,77 @@ def test_a_stored_fit_of_before_the_size_and_ceiling_still_reads() -> None:
                 {"reach": 2.5}, {"reach": True}):  # fmt: skip
         with pytest.raises(BadArgument):
             calib.Calibration.from_json(json.dumps({**old, **bad}))
+
+
+def test_the_share_found_is_the_best_of_the_first_three_hits() -> None:
+    words = ("kafka", "retention", "topic", "days")
+    assert calib.found_share(words, [{"kafka"}, {"kafka", "retention", "topic"}, set()]) == 0.75
+    # Only the first three are read: the fit's outcome is the top 3.
+    assert calib.found_share(words, [set(), set(), set(), set(words)]) == 0.0
+    assert calib.found_share(words, []) == 0.0  # nothing ranked: nothing of it found
+    assert calib.found_share((), [set()]) == 1.0  # no distinctive word: none is missing
+
+
+def _with_words(
+    n: int, weight: float, seed: int = 3
+) -> tuple[list[float], list[float], list[bool]]:
+    """Cosines and shares found whose chance of a top-3 hit truly is sigmoid(8x + w·f − 7)."""
+    rnd = random.Random(seed)
+    raw = [rnd.uniform(0.0, 1.0) for _ in range(n)]
+    found = [rnd.choice([0.0, 0.25, 0.5, 1.0]) for _ in range(n)]
+    hits = [rnd.random() < calib.sigmoid(8 * x + weight * f - 7)
+            for x, f in zip(raw, found, strict=True)]  # fmt: skip
+    return raw, found, hits
+
+
+def test_the_words_found_get_their_own_weight_and_sharpen_the_fit() -> None:
+    raw, found, hits = _with_words(6000, 4.0)
+    fit = calib.fit_calibration(raw, hits, source="t", found=found, ceiling=False)
+    assert fit.found_weight == pytest.approx(4.0, rel=0.15) and fit.a == pytest.approx(8, rel=0.15)
+    cosine_only = calib.fit_calibration(raw, hits, source="t", ceiling=False)
+    assert cosine_only.found_weight == 0.0
+    test_raw, test_found, test_hits = _with_words(4000, 4.0, seed=9)
+    both = [calib.confidence(x, fit, 1, f).calibrated
+            for x, f in zip(test_raw, test_found, strict=True)]  # fmt: skip
+    alone = [calib.confidence(x, cosine_only, 1, f).calibrated
+             for x, f in zip(test_raw, test_found, strict=True)]  # fmt: skip
+    assert calib.ece(both, test_hits) < 0.03
+
+    def log_loss(p: list[float]) -> float:
+        return -float(
+            np.mean([math.log(q if h else 1 - q) for q, h in zip(p, test_hits, strict=True)])
+        )
+
+    assert log_loss(both) < log_loss(alone) - 0.02  # it tells more questions apart
+    # More of the question found never lowers the chance; a fit without the weight ignores it.
+    more, less = calib.confidence(0.5, fit, 1, 1.0), calib.confidence(0.5, fit, 1, 0.0)
+    assert more.calibrated > less.calibrated and (more.found, less.found) == (1.0, 0.0)
+    assert calib.confidence(0.5, cosine_only, 1, 0.0).calibrated == pytest.approx(
+        calib.confidence(0.5, cosine_only, 1, 1.0).calibrated)  # fmt: skip
+
+
+def test_words_that_say_nothing_or_replace_the_cosine_leave_the_cosine_alone() -> None:
+    raw, found, hits = _with_words(3000, 0.0)
+    noise = calib.fit_calibration(raw, hits, source="t", found=found, ceiling=False)
+    assert noise.found_weight < 0.3
+    # A small set the words separate alone: the cosine must stay the witness.
+    raw = [0.2, 0.3, 0.4, 0.5, 0.6] * 4
+    found = [1.0, 0.0, 1.0, 0.0, 1.0] * 4
+    hits = [f == 1.0 for f in found]
+    fit = calib.fit_calibration(raw, hits, source="t", found=found)
+    assert fit.found_weight == 0.0 and fit.a > 0
+    with pytest.raises(BadArgument, match="words found"):
+        calib.fit_calibration(raw, hits, source="t", found=found[:-1])
+
+
+def test_a_fit_stored_before_the_words_reads_as_the_cosine_alone() -> None:
+    stored = json.loads(calib.DEFAULT.to_json())
+    stored.pop("found_weight")
+    old = calib.Calibration.from_json(json.dumps(stored))
+    assert old.found_weight == 0.0
+    assert (
+        calib.confidence(0.4, old, 100, 0.0).calibrated
+        == calib.confidence(0.4, old, 100).calibrated
+    )
+    with pytest.raises(BadArgument, match="must not be negative"):
+        calib.Calibration(a=1, b=0, threshold=0.5, found_weight=-1.0)

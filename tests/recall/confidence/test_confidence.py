@@ -133,3 +133,27 @@ def test_forgotten_rows_still_in_the_index_do_not_break_the_bm25_scale(chitta: C
         chitta.forget(mid)
     data = result_to_dict(chitta.recall("kafka", realm="k"))
     assert [h["id"] for h in data["hits"]] == ids[:1] and 0 <= data["hits"][0]["kw_norm"] <= 100
+
+
+def test_the_confidence_reads_how_much_of_the_question_the_first_hits_hold(filled: Chitta) -> None:
+    whole = filled.recall("kafka retention days?", realm="infra")
+    part = filled.recall("kafka retention on the zookeeper cluster?", realm="infra")
+    for result in (whole, part):
+        assert result.confidence is not None and result.turn is not None
+        held = [result.shared[h.memory.id] for h in result.hits]
+        assert result.confidence.found == calib.found_share(result.turn.distinctive, held)
+        size = filled.store.term_stats().size("infra")
+        again = calib.confidence(
+            result.confidence.raw, calib.DEFAULT, size, result.confidence.found
+        )
+        assert result.confidence.calibrated == again.calibrated
+    assert whole.confidence.found == 1.0
+    assert "zookeeper" in part.turn.distinctive and part.confidence.found < 1.0
+    # The share travels with the reply, and an older daemon's reply (none) reads as all found.
+    data = result_to_dict(part)
+    assert data["confidence"]["found"] == round(part.confidence.found, 4)
+    from chitta.wire import confidence_from_dict
+
+    assert confidence_from_dict(data["confidence"]).found == data["confidence"]["found"]
+    data["confidence"].pop("found")
+    assert confidence_from_dict(data["confidence"]).found == 1.0

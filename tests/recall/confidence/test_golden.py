@@ -7,7 +7,13 @@ import pytest
 
 from chitta.api import Chitta
 from chitta.errors import BadArgument
-from chitta.recall.confidence.golden import GoldenQuery, measure, pairs_from_run, read_golden
+from chitta.recall.confidence.golden import (
+    GoldenQuery,
+    found_of,
+    measure,
+    pairs_from_run,
+    read_golden,
+)
 
 
 def test_a_golden_file_reads_queries_gold_ids_and_realms() -> None:
@@ -59,6 +65,8 @@ def test_measure_recalls_each_query_and_notes_its_top_three(chitta: Chitta) -> N
     assert [p.hit3 for p in pairs] == [True, False]
     assert [p.unanswerable for p in pairs] == [False, True]
     assert pairs[0].raw > pairs[1].raw
+    # How much of each question the first hits hold: most of the first, nothing of the other.
+    assert pairs[0].found >= 0.75 and pairs[1].found == 0.0
 
 
 def test_a_gold_id_not_in_the_store_or_the_realm_is_named(chitta: Chitta) -> None:
@@ -93,6 +101,15 @@ def test_pairs_from_a_benchmark_run(tmp_path: Path) -> None:
         (0.5, True, False, 600),
         (0.1, False, True, 3),
     ]
+    assert found_of(pairs_from_run(run)) is None  # a run from before the words were kept
+    rows = [{"raw": 0.5, "hit3": True, "answerable": True, "size": 600, "found": 0.5},
+            {"raw": 0.1, "hit3": False, "answerable": False, "size": 3, "found": 0}]  # fmt: skip
+    run.write_text(json.dumps({"pairs": rows}))
+    assert found_of(pairs_from_run(run)) == [0.5, 0.0]
+    rows[1]["found"] = 2
+    run.write_text(json.dumps({"pairs": rows}))
+    with pytest.raises(BadArgument, match="malformed.*share of words found"):
+        pairs_from_run(run)
     # A run from before the realm sizes were kept cannot fit a size-adjusted calibration.
     run.write_text(json.dumps({"pairs": [{"raw": 0.5, "hit3": True, "answerable": True}]}))
     with pytest.raises(BadArgument, match="no realm sizes"):
