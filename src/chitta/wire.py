@@ -253,7 +253,7 @@ def confidence_from_dict(data: Mapping[str, Any] | None) -> Confidence | None:
         return None
     return Confidence(raw=data["raw"], calibrated=data["calibrated"], shown=data["percent"] / 100,
                       band=data["band"], source=data["calibration"],
-                      found=data.get("found", 1.0))  # fmt: skip
+                      found=data.get("found", 0.5))  # fmt: skip
 
 
 def result_from_dict(data: Mapping[str, Any]) -> RecallResult:

@@ -103,9 +103,15 @@ def test_stop_without_a_daemon_spools_within_the_budget_and_the_daemon_takes_it_
         assert abs(happened.timestamp() - time.time()) < 120
         assert happened < datetime.fromisoformat(row["created_at"])
     spool_file = spool.spool_path(home / "default.db")
+    # The intake notes its counts just after the last file is gone: wait for them.
+    deadline = time.monotonic() + 30
+    while True:
+        with DaemonClient(home / "chitta.sock") as client:
+            status = client.call("memory_status")
+        if status["spool"]["last_intake"] is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert not spool_file.exists() and not spool.claimed(spool_file)
-    with DaemonClient(home / "chitta.sock") as client:
-        status = client.call("memory_status")
     assert status["spool"]["waiting"] == 0
     assert status["spool"]["last_intake"]["taken"] == 2
 

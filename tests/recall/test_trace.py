@@ -56,6 +56,7 @@ def test_a_trace_has_every_field_of_version_1(chitta: Chitta, filled) -> None:
     assert trace["order"]["before_cut"][:2] == trace["order"]["returned"]
     assert set(trace["order"]["cut"]) <= set(trace["order"]["before_cut"])
     assert trace["gate"]["band"] == "KNOWN" and trace["gate"]["origin"] == "default"
+    assert trace["gate"]["found"] == round(result.confidence.found, 6)  # why the band
     assert {d["ref"] for d in trace["gate"]["decisions"]} == set(trace["order"]["returned"])
     fused = {f["ref"]: f for f in trace["fusion"]}
     top = result.hits[0]

@@ -61,7 +61,7 @@ def _calibrate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 def _drawn(chitta: Chitta) -> dict[str, Any]:
     """What the memory browser draws of the fit in use: its curve (the calibrated chance of
     each raw maximum relevance, which the band's threshold splits, for a few realm sizes,
-    the question's distinctive words all found)
+    no evidence from the words either way: found 0.5)
     and the reliability diagram of the queries it was fitted on (none for the default fit)."""
     from chitta.recall.confidence import calibration as calib
 
@@ -119,7 +119,7 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
 
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:
-        calibrated = [calib.confidence(q.raw, fit, q.size, 1.0 if q.found is None else q.found)
+        calibrated = [calib.confidence(q.raw, fit, q.size, 0.5 if q.found is None else q.found)
                       for q in pairs]  # fmt: skip
         hits = [q.hit3 for q in pairs]
         data["fitted_on"] = {

@@ -152,6 +152,7 @@ def gate_record(
     return {
         "signal": None if conf is None else _r(conf.calibrated),
         "raw": None if conf is None else _r(conf.raw),
+        "found": None if conf is None else _r(conf.found),
         "threshold": fit.threshold,
         "origin": "default" if fit.is_default else "calibrated",
         "calibration": fit.source,

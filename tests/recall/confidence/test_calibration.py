@@ -215,13 +215,17 @@ def test_a_stored_fit_of_before_the_size_and_ceiling_still_reads() -> None:
             calib.Calibration.from_json(json.dumps({**old, **bad}))
 
 
-def test_the_share_found_is_the_best_of_the_first_three_hits() -> None:
+def test_the_words_found_follow_the_rule_of_succession_over_the_first_three_hits() -> None:
     words = ("kafka", "retention", "topic", "days")
-    assert calib.found_share(words, [{"kafka"}, {"kafka", "retention", "topic"}, set()]) == 0.75
+    # The best of the first three holds three of four: (3 + 1) / (4 + 2).
+    assert calib.found_share(words, [{"kafka"}, {"kafka", "retention", "topic"}, set()]) == 4 / 6
     # Only the first three are read: the fit's outcome is the top 3.
-    assert calib.found_share(words, [set(), set(), set(), set(words)]) == 0.0
-    assert calib.found_share(words, []) == 0.0  # nothing ranked: nothing of it found
-    assert calib.found_share((), [set()]) == 1.0  # no distinctive word: none is missing
+    assert calib.found_share(words, [set(), set(), set(), set(words)]) == 1 / 6
+    assert calib.found_share(words, []) == 1 / 6  # nothing ranked: none of it found
+    assert calib.found_share((), [set()]) == 0.5  # no distinctive word: no evidence either way
+    # One word of one is weaker evidence than three of three; all found beats most found.
+    one, three = calib.found_share(("port",), [{"port"}]), calib.found_share(words[:3], [words])
+    assert one == pytest.approx(2 / 3) and three == 0.8 > one
 
 
 def _with_words(
@@ -230,7 +234,7 @@ def _with_words(
     """Cosines and shares found whose chance of a top-3 hit truly is sigmoid(8x + w·f − 7)."""
     rnd = random.Random(seed)
     raw = [rnd.uniform(0.0, 1.0) for _ in range(n)]
-    found = [rnd.choice([0.0, 0.25, 0.5, 1.0]) for _ in range(n)]
+    found = [rnd.choice([0.2, 0.4, 0.6, 0.8]) for _ in range(n)]
     hits = [rnd.random() < calib.sigmoid(8 * x + weight * f - 7)
             for x, f in zip(raw, found, strict=True)]  # fmt: skip
     return raw, found, hits

@@ -147,13 +147,13 @@ def test_the_confidence_reads_how_much_of_the_question_the_first_hits_hold(fille
             result.confidence.raw, calib.DEFAULT, size, result.confidence.found
         )
         assert result.confidence.calibrated == again.calibrated
-    assert whole.confidence.found == 1.0
-    assert "zookeeper" in part.turn.distinctive and part.confidence.found < 1.0
-    # The share travels with the reply, and an older daemon's reply (none) reads as all found.
+    assert whole.confidence.found == 0.8  # all three words: (3 + 1) / (3 + 2)
+    assert "zookeeper" in part.turn.distinctive and part.confidence.found < 0.8
+    # It travels with the reply, and an older daemon's reply (none) reads as no evidence.
     data = result_to_dict(part)
     assert data["confidence"]["found"] == round(part.confidence.found, 4)
     from chitta.wire import confidence_from_dict
 
     assert confidence_from_dict(data["confidence"]).found == data["confidence"]["found"]
     data["confidence"].pop("found")
-    assert confidence_from_dict(data["confidence"]).found == 1.0
+    assert confidence_from_dict(data["confidence"]).found == 0.5

@@ -33,14 +33,15 @@ within a realm, and the band's threshold is on the same scale everywhere.
 
 The cosine has a second witness: the words. A question's distinctive words (the rare ones the
 keyword lane searches by, recall/query.py) are mostly all in a memory that answers it, and
-partly or not at all in the best of a store that cannot: ``found``, the largest share of them
-that one of the first three hits holds (:func:`found_share`, matched as the keyword lane
-matches), enters the same logistic with a weight of its own, ``a·x + found_weight·found +
-b``. On LongMemEval's user–assistant stores, whose short questions meet their answer in one
-sentence of a long turn, the cosine alone put 30 % of the answerable questions in UNKNOWN
-(docs/benchmarks.md, "The words found beside the cosine"). A fit without the weight (0: every
-fit stored before it) is the cosine alone. The value stays monotonic in each of the two, so
-the band is still one threshold on one ordering.
+partly or not at all in the best of a store that cannot: ``found``, how many of them one of
+the first three hits holds, by Laplace's rule of succession (:func:`found_share`; matched as
+the keyword lane matches), enters the same logistic with a weight of its own,
+``a·x + found_weight·found + b``. On LongMemEval's user–assistant stores, whose short
+questions meet their answer in one sentence of a long turn, the cosine alone put 30 % of the
+answerable questions in UNKNOWN (docs/benchmarks.md, "The words found beside the cosine"). A
+fit without the weight (0: every fit stored before it) is the cosine alone. The value rises
+with each of the two, so the band is still one threshold on one ordering (Laplace 1814, the
+rule of succession).
 
 Pure functions: the fits (Newton's method on the logistic log-likelihood), the expected
 calibration error (Guo et al. 2017, ten equal-width bins) and AUROC (Mann–Whitney U).
@@ -169,9 +170,9 @@ REACH = 3
 #: by likelihood; the threshold is where the share of answerable questions put in UNKNOWN
 #: meets the share of unanswerable ones put in KNOWN (docs/benchmarks.md, "Calibration that
 #: generalizes" and "The words found beside the cosine"; hybrid fused by rsf).
-DEFAULT = Calibration(a=25.975, b=-8.839, threshold=0.2735, display_a=1.0490, display_b=0.0128,
+DEFAULT = Calibration(a=25.717, b=-10.362, threshold=0.2773, display_a=1.0545, display_b=0.0138,
                       source="default", pairs=1797, model="all-MiniLM-L6-v2-int8", spread=0.0769,
-                      ceiling=0.60, reach=REACH, found_weight=7.837)  # fmt: skip
+                      ceiling=0.60, reach=REACH, found_weight=11.042)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +184,7 @@ class Confidence:
     shown: float  # the displayed chance after the refit, 0..1
     band: str  # KNOWN or UNKNOWN, on ``calibrated``
     source: str  # which fit: "default" or where the store's own came from
-    found: float = 1.0  # the share of the question's distinctive words found (found_share)
+    found: float = 0.5  # how much of the question's distinctive words were found (found_share)
 
     @property
     def percent(self) -> int:
@@ -261,11 +262,12 @@ def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
     return np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
 
 
-def confidence(raw: float, fit: Calibration, size: int = 1, found: float = 1.0) -> Confidence:
+def confidence(raw: float, fit: Calibration, size: int = 1, found: float = 0.5) -> Confidence:
     """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
     of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0) whose
-    first hits hold the share ``found`` of the question's distinctive words
-    (:func:`found_share`; it does not matter to a fit of ``found_weight`` 0)."""
+    first hits hold ``found`` of the question's distinctive words (:func:`found_share`; 0.5,
+    no evidence either way, when not known; it does not matter to a fit of ``found_weight``
+    0)."""
     top = ceiling_at(fit.ceiling, size, fit.reach)
     p = top * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.found_weight * found + fit.b)
     shown = sigmoid(fit.display_a * logit(p) + fit.display_b)
@@ -279,14 +281,16 @@ FOUND_DEPTH = 3
 
 
 def found_share(distinctive: Sequence[str], held: Sequence[Collection[str]]) -> float:
-    """The largest share of the question's ``distinctive`` words that one of the first
-    :data:`FOUND_DEPTH` hits holds (``held``: each hit's words, best hit first); 1 for a
-    question with no distinctive word (nothing of it is missing), 0 with no hits."""
+    """How much of the question the first hits hold: ``(m + 1) / (n + 2)`` for a question of
+    ``n`` distinctive words of which one of the first :data:`FOUND_DEPTH` hits holds ``m``
+    at most (``held``: each hit's words, best hit first). Laplace's rule of succession (the
+    chance the next of the question's words is held, after ``m`` of ``n`` were): all three of
+    three found read 0.8, the one word of a one-word question 0.67 — one word found is
+    weaker evidence than three — and a question with no distinctive word 0.5, no evidence
+    either way."""
     wanted = set(distinctive)
-    if not wanted:
-        return 1.0
-    return max((len(wanted & set(words)) / len(wanted) for words in held[:FOUND_DEPTH]),
-               default=0.0)  # fmt: skip
+    most = max((len(wanted & set(words)) for words in held[:FOUND_DEPTH]), default=0)
+    return (most + 1) / (len(wanted) + 2)
 
 
 def max_relevance(query: np.ndarray, vectors: Sequence[np.ndarray]) -> float:

@@ -47,7 +47,7 @@ class Pair:
     hit3: bool
     unanswerable: bool
     size: int = 1
-    found: float | None = 1.0
+    found: float | None = 0.5
 
 
 def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
