@@ -108,7 +108,7 @@ def test_pairs_from_a_benchmark_run(tmp_path: Path) -> None:
     assert found_of(pairs_from_run(run)) == [0.5, 0.0]
     rows[1]["found"] = 2
     run.write_text(json.dumps({"pairs": rows}))
-    with pytest.raises(BadArgument, match="malformed.*share of words found"):
+    with pytest.raises(BadArgument, match="malformed.*words found must be a number"):
         pairs_from_run(run)
     # A run from before the realm sizes were kept cannot fit a size-adjusted calibration.
     run.write_text(json.dumps({"pairs": [{"raw": 0.5, "hit3": True, "answerable": True}]}))

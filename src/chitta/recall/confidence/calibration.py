@@ -75,8 +75,8 @@ class Calibration:
     refit.
 
     ``p = ceiling_at(ceiling, N, reach)·sigmoid(a·(raw − spread·√(2 ln N)) + found_weight·found
-    + b)`` for a realm of ``N`` memories whose first hits hold the share ``found`` of the
-    question's distinctive words; KNOWN when ``p >= threshold``; the percentage shown is
+    + b)`` for a realm of ``N`` memories whose first hits hold ``found`` of the question's
+    distinctive words (:func:`found_share`); KNOWN when ``p >= threshold``; the percentage shown is
     ``100·sigmoid(display_a·logit(p) + display_b)`` (identity: 1 and 0). ``spread`` 0 and
     ``ceiling`` 1: Platt on the raw cosine alone; ``reach`` 0 (a fit stored before it was
     added): the same ceiling in a realm of any size; ``found_weight`` 0: the cosine alone.
@@ -99,8 +99,7 @@ class Calibration:
     ceiling: float = 1.0
     #: The depth the ceiling gives way to (:func:`ceiling_at`); 0: a ceiling at every size.
     reach: int = 0
-    #: The weight of the share of the question's distinctive words found (the module); 0: the
-    #: cosine alone.
+    #: The weight of the words found (:func:`found_share`, the module); 0: the cosine alone.
     found_weight: float = 0.0
 
     def __post_init__(self) -> None:
@@ -437,9 +436,9 @@ def fit_calibration(
     cosine alone). The band threshold is ``threshold`` if given; else, when ``unanswerable``
     marks some questions the store cannot answer, where the two error shares meet
     (:func:`equal_error_threshold`); else the default's. ``model`` names the embedding model
-    whose cosines ``raw`` holds. ``found``: each question's share of its distinctive words
-    found (:func:`found_share`), fitted with its own weight when given and when both weights
-    come out positive (else the fit is of the cosine alone)."""
+    whose cosines ``raw`` holds. ``found``: how much of each question's distinctive words its
+    first hits held (:func:`found_share`), fitted with its own weight when given and when
+    both weights come out positive (else the fit is of the cosine alone)."""
     reach = REACH if ceiling and sizes is not None else 0
     if sizes is None:
         sizes, spread = [1] * len(raw), 0.0
@@ -455,7 +454,7 @@ def fit_calibration(
     x = [adjusted(r, n, spread) for r, n in zip(raw, sizes, strict=True)]
     miss = _reaches(sizes, reach)
     if found is not None and len(found) != len(raw):
-        raise BadArgument("a fit needs the share of words found for every value")
+        raise BadArgument("a fit needs the words found for every value")
     columns = [x] if found is None else [x, list(found)]
     w, top = _fit_columns(columns, hit3, ceiling, miss)
     if len(w) == 3 and min(w[0], w[1]) <= 0:

@@ -40,8 +40,9 @@ class GoldenQuery:
 @dataclass(frozen=True, slots=True)
 class Pair:
     """One calibration observation: the raw maximum relevance, what the top 3 held, how
-    many live memories the realm asked had, and the share of the question's distinctive
-    words its first hits held (None: not known, a run of an older `chitta bench abstain`)."""
+    many live memories the realm asked had, and how much of the question's distinctive words
+    its first hits held (calibration.found_share; None: not known, a run of an older `chitta
+    bench abstain`)."""
 
     raw: float
     hit3: bool
@@ -140,8 +141,8 @@ def pairs_from_run(path: Path) -> list[Pair]:
 
 
 def found_of(pairs: Sequence[Pair]) -> list[float] | None:
-    """The pairs' shares of words found, or None when any is not known (the fit is then of
-    the cosine alone)."""
+    """The pairs' words found, or None when any is not known (the fit is then of the cosine
+    alone)."""
     shares = [p.found for p in pairs]
     return None if any(f is None for f in shares) else [float(f) for f in shares if f is not None]
 
@@ -150,7 +151,7 @@ def _share(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise ValueError(f"a share of words found must be a number from 0 to 1, got {value!r}")
+        raise ValueError(f"the words found must be a number from 0 to 1, got {value!r}")
     return float(value)
 
 
