@@ -33,6 +33,7 @@ def main() -> None:
     from chitta.bench import environment, locomo
     from chitta.bench.scale.measure import load_model
     from chitta.bench.scale.texts import query_pool
+    from chitta.embed.loader import default_model_files
 
     questions = query_pool(locomo.load(environment.default_locomo()))[: args.queries]
     _, embedder = load_model()
@@ -50,7 +51,7 @@ def main() -> None:
         out["tokenize_ms"] = _summary([_timed(lambda q=q: encode(q)) for q in questions])
         out["chitta_embed_ms"] = _summary([_timed(lambda q=q: embedder.embed([q]))
                                            for q in questions])  # fmt: skip
-        path = embedder._session._model_path
+        path = str(default_model_files()[0])  # the model chitta's default embedder runs
         for threads in (1, 2):
             for spin in (False, True):
                 options = ort.SessionOptions()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from chitta.code.stale import StaleLink
 from chitta.errors import BadArgument
 from chitta.provenance import Link, Provenance
-from chitta.recall.confidence.calibration import Confidence
+from chitta.recall.confidence.calibration import NO_EVIDENCE, Confidence
 from chitta.recall.confidence.coverage import safe_ledger
 from chitta.recall.confidence.gate import Turn, normalised_bm25
 from chitta.recall.fusion import LaneHit
@@ -253,7 +253,7 @@ def confidence_from_dict(data: Mapping[str, Any] | None) -> Confidence | None:
         return None
     return Confidence(raw=data["raw"], calibrated=data["calibrated"], shown=data["percent"] / 100,
                       band=data["band"], source=data["calibration"],
-                      found=data.get("found", 0.5))  # fmt: skip
+                      found=data.get("found", NO_EVIDENCE))  # fmt: skip
 
 
 def result_from_dict(data: Mapping[str, Any]) -> RecallResult:

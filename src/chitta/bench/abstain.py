@@ -107,7 +107,7 @@ class Probe:
     size: int = 0  # the realm's live memories
     dataset: str = ""  # the set it belongs to (set_name)
     small: bool = False
-    found: float = 0.5  # how much of its distinctive words the first hits held (found_share)
+    found: float = calib.NO_EVIDENCE  # how much of its distinctive words the first hits held
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -240,7 +240,7 @@ def probe(
         }
         for h in data["hits"]
     )
-    conf = data["confidence"] or {"raw": -1.0, "found": 0.5}
+    conf = data["confidence"] or {"raw": -1.0}
     return Probe(
         realm=item.realm,
         conversation=item.question.conversation,
@@ -256,7 +256,7 @@ def probe(
         size=size,
         dataset=dataset,
         small=item.small,
-        found=conf.get("found", 0.5),
+        found=conf.get("found", calib.NO_EVIDENCE),
     )
 
 

@@ -119,7 +119,8 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
 
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:
-        calibrated = [calib.confidence(q.raw, fit, q.size, 0.5 if q.found is None else q.found)
+        calibrated = [calib.confidence(q.raw, fit, q.size,
+                                       calib.NO_EVIDENCE if q.found is None else q.found)
                       for q in pairs]  # fmt: skip
         hits = [q.hit3 for q in pairs]
         data["fitted_on"] = {

@@ -147,13 +147,13 @@ def test_a_ceiling_is_found_where_the_hits_plateau_and_not_where_they_do_not() -
     rnd = random.Random(3)
     raw = [rnd.uniform(0.0, 1.0) for _ in range(4000)]
     plateau = [rnd.random() < 0.55 * calib.sigmoid(12 * x - 5) for x in raw]
-    a, b, c = calib.fit_ceiling(raw, plateau)
+    (a, _), c = calib.fit_capped([raw], plateau)
     assert c == pytest.approx(0.55, abs=0.05) and a == pytest.approx(12, rel=0.3)
     fit = calib.fit_calibration(raw, plateau, source="t")
     assert fit.ceiling == c and calib.confidence(1.0, fit).calibrated <= c
     assert calib.fit_calibration(raw, plateau, source="t", ceiling=False).ceiling == 1.0
     free, hits = _synthetic(4000)
-    assert calib.fit_ceiling(free, hits)[2] >= 0.95
+    assert calib.fit_capped([free], hits)[1] >= 0.95
 
 
 def test_the_ceiling_gives_way_in_a_store_the_top_3_holds_whole() -> None:

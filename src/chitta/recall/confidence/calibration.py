@@ -24,7 +24,7 @@ the benchmark's conversations (issue 19).
 A fit may have a ceiling, ``p = c·sigmoid(…)`` with ``0 < c ≤ 1``: on LoCoMo the top 3 holds a
 gold turn about 55 % of the time however sure the store is that it knows the topic, a plateau a
 plain logistic cannot bend into (its ECE stayed at 0.082). ``c`` is chosen by likelihood over a
-grid (:func:`fit_ceiling`); the value stays monotonic in the cosine, so the KNOWN/UNKNOWN split
+grid (:func:`fit_capped`); the value stays monotonic in the cosine, so the KNOWN/UNKNOWN split
 of seed 000 is the plain fit's, at a threshold on the same ordering. The plateau is the
 retriever's, so it cannot hold in a store its top 3 takes in whole: with a ``reach`` of 3 the
 ceiling of a realm of ``N`` memories is ``1 − (1 − c)·max(0, 1 − 3/N)`` (:func:`ceiling_at`),
@@ -159,6 +159,9 @@ class Calibration:
 
 #: hit@3's depth: the reach new fits are made with (:func:`ceiling_at`).
 REACH = 3
+#: The words found when nothing is known of them (:func:`found_share` of a question with no
+#: distinctive word; an older daemon's reply): no evidence either way.
+NO_EVIDENCE = 0.5
 
 
 #: The fit a store has until `chitta calibrate` stores its own: what `chitta bench abstain
@@ -183,7 +186,7 @@ class Confidence:
     shown: float  # the displayed chance after the refit, 0..1
     band: str  # KNOWN or UNKNOWN, on ``calibrated``
     source: str  # which fit: "default" or where the store's own came from
-    found: float = 0.5  # how much of the question's distinctive words were found (found_share)
+    found: float = NO_EVIDENCE  # how much of the question's distinctive words were found
 
     @property
     def percent(self) -> int:
@@ -261,7 +264,9 @@ def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
     return np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
 
 
-def confidence(raw: float, fit: Calibration, size: int = 1, found: float = 0.5) -> Confidence:
+def confidence(
+    raw: float, fit: Calibration, size: int = 1, found: float = NO_EVIDENCE
+) -> Confidence:
     """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
     of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0) whose
     first hits hold ``found`` of the question's distinctive words (:func:`found_share`; 0.5,
@@ -339,18 +344,8 @@ def _fit_weights(columns: Sequence[Sequence[float]], y: Sequence[float], *, iter
     return w
 
 
-#: The ceilings tried (:func:`fit_ceiling`): 0.30, 0.31, …, 1.00.
+#: The ceilings tried (:func:`fit_capped`): 0.30, 0.31, …, 1.00.
 CEILINGS = tuple(round(0.30 + 0.01 * i, 2) for i in range(71))
-
-
-def fit_ceiling(
-    x: Sequence[float], y: Sequence[bool], *, iters: int = 40, miss: Sequence[float] | None = None
-) -> tuple[float, float, float]:
-    """``(a, b, c)`` maximising the likelihood of ``y ~ c_i·sigmoid(a·x + b)``, where ``c_i =
-    1 − (1 − c)·miss_i`` (``miss``: each value's share of the ceiling's miss, :func:`_reaches`;
-    all 1 when not given, a plain ceiling ``c``): :func:`fit_capped` of the one column."""
-    w, top = fit_capped([x], y, iters=iters, miss=miss)
-    return float(w[0]), float(w[1]), top
 
 
 def fit_capped(
@@ -360,8 +355,10 @@ def fit_capped(
     iters: int = 40,
     miss: Sequence[float] | None = None,
 ) -> tuple[np.ndarray, float]:
-    """The weights of ``columns`` then the intercept, and the ceiling, maximising the
-    likelihood of ``y ~ c_i·sigmoid(w·columns + b)`` (``c_i`` as :func:`fit_ceiling` has it):
+    """The weights of ``columns`` then the intercept, and the ceiling ``c``, maximising the
+    likelihood of ``y ~ c_i·sigmoid(w·columns + b)``, where ``c_i = 1 − (1 − c)·miss_i``
+    (``miss``: each value's share of the ceiling's miss, :func:`_reaches`; all 1 when not
+    given, a plain ceiling ``c``):
     for each ceiling of :data:`CEILINGS`, the weights by Fisher scoring from the plain
     logistic's, and the ceiling of the highest likelihood (1 when the data show no plateau).
     A ceiling whose first weight comes out backwards is not taken."""
@@ -426,7 +423,7 @@ def fit_calibration(
     ceiling: bool = True,
     found: Sequence[float] | None = None,
 ) -> Calibration:
-    """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_ceiling`, of reach
+    """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_capped`, of reach
     :data:`REACH` when the sizes are known) of ``hit3`` (the top 3 held a gold memory) against
     the maximum relevance ``raw`` in realms of ``sizes`` memories, with the display refit over
     the calibrated logit
@@ -513,7 +510,7 @@ def cross_fitted_display(
     found: Sequence[float] | None = None,
 ) -> tuple[float, float] | None:
     """The display refit, learnt from how a Platt fit does on data it was not fitted on
-    (``raw``: the values the fit is made on, size-adjusted; ``miss`` as :func:`fit_ceiling`
+    (``raw``: the values the fit is made on, size-adjusted; ``miss`` as :func:`fit_capped`
     takes it; ``found``, when given, fitted beside them as :func:`fit_calibration` does).
 
     Refitted on the very values it was fitted on, a Platt fit's logit maps onto itself (the

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from chitta.config import DEFAULT_REALM
 from chitta.errors import BadArgument
+from chitta.recall.confidence.calibration import NO_EVIDENCE
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -48,7 +49,7 @@ class Pair:
     hit3: bool
     unanswerable: bool
     size: int = 1
-    found: float | None = 0.5
+    found: float | None = NO_EVIDENCE
 
 
 def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
