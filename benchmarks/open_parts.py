@@ -11,7 +11,8 @@ HOME is a data folder (e.g. a scale benchmark's `<workdir>/n100000/home`). With
 ``--queries N``, after the warm-up it also times N hybrid recalls of the scale benchmark's
 own questions (its query pool, after the one it warms up with) on the reopened store — the
 steady state of a restarted daemon, whose vectors and graphs are mapped from their files —
-and reports their p50 and p95 and the memory after them. Prints JSON.
+and reports their p50 and p95, each stage's median (``stages_p50``: a stage a recall skipped
+is not counted for it) and the memory after them. Prints JSON.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ def main() -> None:
     print(json.dumps(out))
 
 
-def _timed_recalls(chitta, realm: str, count: int) -> dict[str, float]:
-    """p50 and p95 of ``count`` hybrid recalls of the scale benchmark's questions, ms."""
+def _timed_recalls(chitta, realm: str, count: int) -> dict[str, object]:
+    """p50 and p95 of ``count`` hybrid recalls of the scale benchmark's questions, ms, and
+    the median of each stage the recall times (its ``timing_ms``: embed, each lane, fuse,
+    load, score, inhibit, confidence, updates, …)."""
     from chitta.bench import environment, locomo
     from chitta.bench.scale.measure import timed
     from chitta.bench.scale.settings import SEED
@@ -63,11 +66,16 @@ def _timed_recalls(chitta, realm: str, count: int) -> dict[str, float]:
     from chitta.bench.score import percentile
 
     pool = query_pool(locomo.load(environment.default_locomo()), SEED)[1 : 1 + count]
-    took = [1000 * timed(lambda q=q: chitta.recall(q, realm=realm, limit=10,
-                                                    strategy="hybrid"))[0]
-            for q in pool]  # fmt: skip
+    took, stages = [], {}
+    for q in pool:
+        seconds, result = timed(lambda q=q: chitta.recall(q, realm=realm, limit=10,
+                                                          strategy="hybrid"))  # fmt: skip
+        took.append(1000 * seconds)
+        for stage, ms in result.timing_ms.items():
+            stages.setdefault(stage, []).append(ms)
     return {"p50": round(percentile(took, 50), 2), "p95": round(percentile(took, 95), 2),
-            "n": len(took)}  # fmt: skip
+            "n": len(took),
+            "stages_p50": {k: round(percentile(v, 50), 2) for k, v in stages.items()}}  # fmt: skip
 
 
 if __name__ == "__main__":
