@@ -81,7 +81,7 @@ def test_unknown_fusion_and_lane_name_the_valid_ones(stocked: Chitta) -> None:
 
 
 def test_hdc_lane_alone_finds_the_right_memory(stocked: Chitta) -> None:
-    others = ["sem", "kw", "tag", "xr", "ep", "theme", "code", *DERIVED]
+    others = ["sem", "kw", "tag", "xr", "ep", "theme", "code", "when", *DERIVED]
     result = stocked.recall("where does the deployment script live?", realm="demo",
                             strategy="field", ablate=others)  # fmt: skip
     assert result.lanes_run == ("hdc",)
@@ -101,7 +101,7 @@ def test_disable_hdc_and_ablation_skip_the_lane(stocked: Chitta, embedder) -> No
 
 
 def test_hdc_follows_forget_restore_and_purge(stocked: Chitta) -> None:
-    others = ["sem", "kw", "tag", "xr", "ep", "theme", "code", *DERIVED]
+    others = ["sem", "kw", "tag", "xr", "ep", "theme", "code", "when", *DERIVED]
     only_hdc = dict(realm="demo", strategy="field", ablate=others)
     target = stocked.recall("deployment script location", **only_hdc).hits[0].memory.id
     stocked.forget(target)

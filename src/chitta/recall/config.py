@@ -14,7 +14,8 @@ from chitta.errors import BadArgument
 from chitta.recall.fusion import RRF_K, RSF_BOOSTS, RSF_MIN_SPAN, RSF_WEIGHTS
 
 MAX_LIMIT = 200
-#: Every lane name of DESIGN.md §4, built or not yet; ablating an unknown name is an error.
+#: Every lane name of DESIGN.md §4, built or not yet, and `when` (issue 19: the time the
+#: question names); ablating an unknown name is an error.
 KNOWN_LANES = frozenset(
     {
         "sem",
@@ -28,6 +29,7 @@ KNOWN_LANES = frozenset(
         "cue",
         "xr",
         "corr",
+        "when",
         "ep",
         "theme",
     }
@@ -144,7 +146,7 @@ def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
 
 
 #: ``hybrid``'s lane weights under rsf (the other lanes: :data:`RSF_OTHER_LANE` × weight).
-HYBRID_RSF = {"sem": 0.5, "kw": 0.5, "ctx": 1.2}
+HYBRID_RSF = {"sem": 0.5, "kw": 0.5, "ctx": 1.2, "when": 1.0}
 
 
 def _preset(name: str, **weights: float) -> RecallConfig:
@@ -164,9 +166,11 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # Fused by rsf (relative score fusion) since issue 19's rule chose it on both sets'
         # tuning halves (docs/benchmarks.md, "Relative score fusion for hybrid"): sem and kw
         # alike, and ctx above both (its best candidates are the three best seeds, its
-        # neighbours next); the weights above are those of `--fusion rrf`.
+        # neighbours next); the weights above are those of `--fusion rrf`. when (the time the
+        # question names, lanes/when.py) at 1.0 under rsf: the low end of its plateau on both
+        # tuning halves (docs/benchmarks.md, "The time a question names").
         "hybrid": replace(
-            _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, code=0.5),
+            _preset("hybrid", sem=1.0, kw=1.0, tag=0.5, ctx=0.5, common=0.3, code=0.5, when=1.0),
             fusion="rsf",
             rsf_lanes=MappingProxyType(HYBRID_RSF),
         ),
@@ -188,6 +192,7 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
             ep=0.5,
             theme=0.5,
             code=0.5,
+            when=1.0,
         ),
     }
 )

@@ -19,6 +19,7 @@ from chitta.recall.lanes.kw import KeywordLane
 from chitta.recall.lanes.sem import SemanticLane
 from chitta.recall.lanes.tag import TagLane
 from chitta.recall.lanes.theme import ThemeLane
+from chitta.recall.lanes.when import WhenLane
 from chitta.recall.lanes.xr import CrossRealmLane
 
 LANES: dict[str, Lane] = {
@@ -35,10 +36,11 @@ LANES: dict[str, Lane] = {
         ThemeLane(),
         CommonWordLane(),
         CodeLane(),
+        WhenLane(),
     )
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
-NEEDS_VECTOR = frozenset({"sem", "hdc", "xr", "ep", "theme"})
+NEEDS_VECTOR = frozenset({"sem", "hdc", "xr", "ep", "theme", "when"})
 #: Lanes that find memories outside the recall's scope (marked as such): what only they found
 #: never seeds the derived lanes, which would otherwise score it as if it were in scope.
 OUTSIDE_SCOPE = frozenset({"xr"})
