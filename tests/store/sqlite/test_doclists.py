@@ -167,6 +167,22 @@ def test_a_bulk_import_starts_an_empty_cache(
         fresh_equal(store, ["otter", "later"])
 
 
+def test_much_new_text_starts_an_empty_cache(
+    make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(doclists, "EXTEND_MAX_CHARS", 100)
+    with new_store() as store:
+        store.insert([(make_memory(f"otter {i}"), None) for i in range(5)])
+        store.keyword_search(["otter"], Scope("work"), 10)
+        store.insert([(make_memory("otter " + "word " * 10), None)])  # 56 characters: extended
+        store.keyword_search(["otter"], Scope("work"), 10)
+        assert len(store._rows().lists) == 1
+        store.insert([(make_memory("otter " + "long " * 20), None)])  # 106: read anew
+        store.keyword_search(["word"], Scope("work"), 10)
+        assert [token for token, _ in store._rows().lists._lists] == ["word"]
+        fresh_equal(store, ["otter", "word", "long"])
+
+
 @pytest.mark.parametrize("change", ["edit", "retag", "forget", "restore", "purge"])
 def test_a_change_in_place_reads_the_lists_again(make_memory: MakeMemory, change: str) -> None:
     with new_store() as store:

@@ -119,13 +119,18 @@ class RowTable:
         before, lists = self._top, self._rows.lists
         top = self._max_rowid(read)
         added = sum(len(block.rowids) for block in new.values())
-        if reread or (lists and added > doclists.EXTEND_MAX):
-            lists = DoclistCache(top, lists.max_bytes)  # rows changed in place: read again
-        self._rows = _updated(self._rows, new, reread, top, lists)
-        if lists.upto != top:
+        texts: list = []
+        if lists and not reread and added <= doclists.EXTEND_MAX and lists.upto != top:
             texts = read("SELECT rowid, content, tags FROM memories WHERE rowid > ? AND "
                          "rowid <= ? AND deleted_at IS NULL ORDER BY rowid",
-                         (before, top)) if lists else []  # fmt: skip
+                         (before, top))  # fmt: skip
+        long = sum(len(content) + len(tags or "") for _, content, tags in texts)
+        if reread or (lists and (added > doclists.EXTEND_MAX or long > doclists.EXTEND_MAX_CHARS)):
+            # Rows changed in place, or so much was added that reading the query's lists
+            # anew costs less than tokenizing it all: start an empty cache.
+            lists, texts = DoclistCache(top, lists.max_bytes), []
+        self._rows = _updated(self._rows, new, reread, top, lists)
+        if lists.upto != top:
             lists.extend(texts, self._rows.length, top)
         self._seen = changes
         return self._rows
