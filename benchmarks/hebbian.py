@@ -18,24 +18,20 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 import chitta.recall.config as recall_config
-from chitta.bench import environment, locomo
+from chitta.bench import locomo
+from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score, summary
 from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
 from chitta.recall.scoring_config import DEFAULT as SCORING
 from chitta.store.access import AccessRecord
 
-SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
 #: (name, share of wrong feedback); None: no feedback at all.
 CONDITIONS = (("none", None), ("used", 0.0), ("used, 20 % wrong", 0.2))
 
@@ -97,25 +93,15 @@ def main() -> None:
     args.add_argument("--vector-cache", type=Path)
     opts = args.parse_args()
     strategies = _strategies()
-    inner = build_embedder(EmbedSettings()).inner
-    embedder = inner if opts.vector_cache is None else DocumentCache(
-        inner, cache_file(opts.vector_cache, inner.identity()))  # fmt: skip
-    folder = environment.default_locomo().parent
     results: dict[str, dict] = {"half": opts.half}
-    with tempfile.TemporaryDirectory() as tmp:
-        for set_name, file in SETS.items():
-            data = locomo.load(folder / file, select=opts.half)
-            store = ChittaStore(Path(tmp) / set_name, embedder)
-            for conv in data.conversations:
-                store.load(realm_for(conv.sample_id), conv)
-            for strategy in strategies:
-                for condition, wrong in CONDITIONS:
-                    if strategy == "hybrid" and wrong is not None:
-                        continue  # hybrid has no graph lane: links cannot change it
-                    figures = _run(store, data, strategy, wrong)
-                    results.setdefault(set_name, {}).setdefault(strategy, {})[condition] = figures
-                    print(set_name, strategy, condition, figures, flush=True)
-            store.close()
+    for set_name, data, store in loaded_sets(opts.half, bench_embedder(opts.vector_cache)):
+        for strategy in strategies:
+            for condition, wrong in CONDITIONS:
+                if strategy == "hybrid" and wrong is not None:
+                    continue  # hybrid has no graph lane: links cannot change it
+                figures = _run(store, data, strategy, wrong)
+                results.setdefault(set_name, {}).setdefault(strategy, {})[condition] = figures
+                print(set_name, strategy, condition, figures, flush=True)
     opts.out.write_text(json.dumps(results, indent=1) + "\n")
 
 

@@ -20,19 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from chitta.bench import environment, locomo
+from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score, summary
 from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
-
-SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
 
 
 def _ask(store: ChittaStore, data: locomo.Dataset) -> list:
@@ -78,38 +73,28 @@ def main() -> None:
     args.add_argument("--half", choices=("tune", "held-out", "all"), default="all")
     args.add_argument("--vector-cache", type=Path)
     opts = args.parse_args()
-    inner = build_embedder(EmbedSettings()).inner
-    embedder = inner if opts.vector_cache is None else DocumentCache(
-        inner, cache_file(opts.vector_cache, inner.identity()))  # fmt: skip
-    folder = environment.default_locomo().parent
     results: dict = {"command": " ".join(sys.argv), "half": opts.half,
                      "commit": environment.git_commit(), "machine": environment.machine(),
                      "loadavg": [environment.loadavg()]}  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        for set_name, file in SETS.items():
-            select = None if opts.half == "all" else opts.half
-            data = locomo.load(folder / file, select=select)
-            store = ChittaStore(Path(tmp) / set_name, embedder)
-            for conv in data.conversations:
-                store.load(realm_for(conv.sample_id), conv)
-            before = summary(_ask(store, data))
-            chitta, merged, conflicts, started = store.open(), 0, 0, time.perf_counter()
-            memories = sum(1 for _ in chitta.store.iter_memories())
-            for conv in data.conversations:
-                plan = chitta.hygiene(realm_for(conv.sample_id))
-                merged += sum(len(m.merged) for m in plan.merges)
-                conflicts += len(plan.conflicts)
-            seconds = time.perf_counter() - started
-            fate = _gold_fate(store, data)
-            after = summary(_ask(store, data))
-            results[set_name] = {"memories": memories, "merged": merged, "conflicts": conflicts,
-                                 "hygiene_s": round(seconds, 1), **fate, "before": before,
-                                 "after": after}  # fmt: skip
-            print(set_name, json.dumps({k: v for k, v in results[set_name].items()
-                                        if k not in ("before", "after")}),
-                  "recall@10 / nDCG@10", before["recall@10"], before["ndcg@10"], "->",
-                  after["recall@10"], after["ndcg@10"], flush=True)  # fmt: skip
-            store.close()
+    select = None if opts.half == "all" else opts.half
+    for set_name, data, store in loaded_sets(select, bench_embedder(opts.vector_cache)):
+        before = summary(_ask(store, data))
+        chitta, merged, conflicts, started = store.open(), 0, 0, time.perf_counter()
+        memories = sum(1 for _ in chitta.store.iter_memories())
+        for conv in data.conversations:
+            plan = chitta.hygiene(realm_for(conv.sample_id))
+            merged += sum(len(m.merged) for m in plan.merges)
+            conflicts += len(plan.conflicts)
+        seconds = time.perf_counter() - started
+        fate = _gold_fate(store, data)
+        after = summary(_ask(store, data))
+        results[set_name] = {"memories": memories, "merged": merged, "conflicts": conflicts,
+                             "hygiene_s": round(seconds, 1), **fate, "before": before,
+                             "after": after}  # fmt: skip
+        print(set_name, json.dumps({k: v for k, v in results[set_name].items()
+                                    if k not in ("before", "after")}),
+              "recall@10 / nDCG@10", before["recall@10"], before["ndcg@10"], "->",
+              after["recall@10"], after["ndcg@10"], flush=True)  # fmt: skip
     results["loadavg"].append(environment.loadavg())
     opts.out.write_text(json.dumps(results, indent=1) + "\n")
 

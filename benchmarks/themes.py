@@ -12,64 +12,49 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-from chitta.bench import environment, locomo
+from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
-from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
 from chitta.store.records import Scope
 from chitta.store.themes import ThemeIndex
 
-SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
 SEARCH = {"themes": 5, "diversity": 0.3, "theme_weight": 1.0}
 
 
 def _real(vector_cache: Path | None) -> dict:
-    inner = build_embedder(EmbedSettings()).inner
-    embedder = inner if vector_cache is None else DocumentCache(
-        inner, cache_file(vector_cache, inner.identity()))  # fmt: skip
-    folder = environment.default_locomo().parent
+    embedder = bench_embedder(vector_cache)
     out: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, file in SETS.items():
-            data = locomo.load(folder / file, select="tune")
-            store = ChittaStore(Path(tmp) / name, embedder)
-            for conv in data.conversations:
-                store.load(realm_for(conv.sample_id), conv)
-            chitta = store.open()
-            started = time.perf_counter()
-            themes = chitta.store.themes()
-            build_s = time.perf_counter() - started
-            realms = [realm_for(c.sample_id) for c in data.conversations]
-            sizes = [themes.sizes(r) for r in realms]
-            search_ms = []
-            for conv in data.conversations:
-                realm = realm_for(conv.sample_id)
-                for q in conv.questions[:40]:
-                    vector = embedder.embed([q.question]).vectors[0]
-                    started = time.perf_counter()
-                    themes.search(vector, Scope(realm), 40, **SEARCH)
-                    search_ms.append((time.perf_counter() - started) * 1000)
-            flat = [s for per in sizes for s in per]
-            out[name] = {
-                "realms": len(realms),
-                "memories": sum(flat),
-                "themes_per_realm": [len(per) for per in sizes],
-                "size_median": statistics.median(flat),
-                "size_max": max(flat),
-                "singletons": sum(1 for s in flat if s == 1),
-                "build_s": round(build_s, 3),
-                "search_ms_p50": round(statistics.median(search_ms), 3),
-                "search_ms_p95": round(float(np.percentile(search_ms, 95)), 3),
-            }
-            store.close()
+    for name, data, store in loaded_sets("tune", embedder):
+        chitta = store.open()
+        started = time.perf_counter()
+        themes = chitta.store.themes()
+        build_s = time.perf_counter() - started
+        realms = [realm_for(c.sample_id) for c in data.conversations]
+        sizes = [themes.sizes(r) for r in realms]
+        search_ms = []
+        for conv in data.conversations:
+            realm = realm_for(conv.sample_id)
+            for q in conv.questions[:40]:
+                vector = embedder.embed([q.question]).vectors[0]
+                started = time.perf_counter()
+                themes.search(vector, Scope(realm), 40, **SEARCH)
+                search_ms.append((time.perf_counter() - started) * 1000)
+        flat = [s for per in sizes for s in per]
+        out[name] = {
+            "realms": len(realms),
+            "memories": sum(flat),
+            "themes_per_realm": [len(per) for per in sizes],
+            "size_median": statistics.median(flat),
+            "size_max": max(flat),
+            "singletons": sum(1 for s in flat if s == 1),
+            "build_s": round(build_s, 3),
+            "search_ms_p50": round(statistics.median(search_ms), 3),
+            "search_ms_p95": round(float(np.percentile(search_ms, 95)), 3),
+        }
     return out
 
 

@@ -14,22 +14,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 import chitta.recall.config as recall_config
-from chitta.bench import environment, locomo
+from chitta.bench import locomo
+from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score, summary
 from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
-
-SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
 
 
 def main() -> None:
@@ -47,22 +42,12 @@ def main() -> None:
         extra = {k: v for k, v in spec.items() if k != "lanes"}
         presets[name] = replace(base, name=name, lane_weights=MappingProxyType(weights), **extra)
     recall_config.PRESETS = MappingProxyType(presets)  # preset() reads the module's global
-    inner = build_embedder(EmbedSettings()).inner
-    embedder = inner if opts.vector_cache is None else DocumentCache(
-        inner, cache_file(opts.vector_cache, inner.identity()))  # fmt: skip
-    folder = environment.default_locomo().parent
     results: dict[str, dict] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for set_name, file in SETS.items():
-            data = locomo.load(folder / file, select=opts.half)
-            store = ChittaStore(Path(tmp) / set_name, embedder)
-            for conv in data.conversations:
-                store.load(realm_for(conv.sample_id), conv)
-            for name in configs:
-                results.setdefault(name, {})[set_name] = _measure(store, data, name)
-                figures = results[name][set_name]
-                print(set_name, name, figures, flush=True)
-            store.close()
+    for set_name, data, store in loaded_sets(opts.half, bench_embedder(opts.vector_cache)):
+        for name in configs:
+            results.setdefault(name, {})[set_name] = _measure(store, data, name)
+            figures = results[name][set_name]
+            print(set_name, name, figures, flush=True)
     opts.out.write_text(json.dumps(results, indent=1))
     for name, per_set in results.items():
         total = sum(f["recall@10"] + f["ndcg@10"] for f in per_set.values())

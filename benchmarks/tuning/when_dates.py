@@ -12,24 +12,18 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
 import chitta.recall.config as recall_config
-from chitta.bench import environment, locomo
+from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score
-from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
 from chitta.recall.lanes import when as when_lane
 from chitta.recall.timecue.cue import TimeCue
 from chitta.recall.timecue.words import DAY_MS, read_when
 
-SETS = {"locomo": "locomo10.json", "lme": "longmemeval_s_dev60.json"}
 SHIFT_MS = 183 * DAY_MS
 WAYS = (("without", ["when"], False), ("with", [], False), ("wrong", [], True))
 #: Any time after both sets' last sessions: only whether a question names a time is read.
@@ -49,33 +43,22 @@ def main() -> None:
         recall_config.PRESETS = MappingProxyType(presets)
     wrong = {"on": False}
     when_lane.read_when = lambda text, now, holds: _moved(read_when(text, now, holds), wrong)
-    inner = build_embedder(EmbedSettings()).inner
-    embedder = inner if opts.vector_cache is None else DocumentCache(
-        inner, cache_file(opts.vector_cache, inner.identity()))  # fmt: skip
-    folder = environment.default_locomo().parent
-    with tempfile.TemporaryDirectory() as tmp:
-        for set_name, file in SETS.items():
-            data = locomo.load(folder / file, select=opts.half)
-            store = ChittaStore(Path(tmp) / set_name, embedder)
-            for conv in data.conversations:
-                store.load(realm_for(conv.sample_id), conv)
-            chitta = store.open()
-            rows: dict[object, list[dict[str, tuple[float, float]]]] = {}
-            for conv in data.conversations:
-                for q in conv.questions:
-                    if not q.gold or read_when(q.question, q.now_ms or LATE, _any) is None:
-                        continue
-                    row = {}
-                    for way, ablate, moved in WAYS:
-                        wrong["on"] = moved
-                        result = chitta.recall(q.question, realm=realm_for(conv.sample_id),
-                                               limit=20, record=False, now=q.now_ms,
-                                               ablate=ablate)  # fmt: skip
-                        s = score([store.turn_of[h.memory.id] for h in result.hits], q.gold)
-                        row[way] = (s["recall@10"], s["ndcg@10"])
-                    rows.setdefault(q.category, []).append(row)
-            store.close()
-            _report(set_name, rows, data.categories.names)
+    for set_name, data, store in loaded_sets(opts.half, bench_embedder(opts.vector_cache)):
+        chitta = store.open()
+        rows: dict[object, list[dict[str, tuple[float, float]]]] = {}
+        for conv in data.conversations:
+            for q in conv.questions:
+                if not q.gold or read_when(q.question, q.now_ms or LATE, _any) is None:
+                    continue
+                row = {}
+                for way, ablate, moved in WAYS:
+                    wrong["on"] = moved
+                    result = chitta.recall(q.question, realm=realm_for(conv.sample_id), limit=20,
+                                           record=False, now=q.now_ms, ablate=ablate)  # fmt: skip
+                    s = score([store.turn_of[h.memory.id] for h in result.hits], q.gold)
+                    row[way] = (s["recall@10"], s["ndcg@10"])
+                rows.setdefault(q.category, []).append(row)
+        _report(set_name, rows, data.categories.names)
 
 
 def _moved(cue: TimeCue | None, wrong: dict[str, bool]) -> TimeCue | None:
