@@ -66,6 +66,13 @@ def test_a_month_alone_is_the_latest_that_holds_memories(kafka: Chitta) -> None:
     assert not found_by_when(recall(kafka, "kafka retention in September"))
 
 
+def test_a_day_that_holds_nothing_is_searched_a_step_wider(kafka: Chitta) -> None:
+    # 2 March, likely: half a day each side holds no note; vague, a day each side, reaches
+    # the note of 1 March. 10 March holds nothing either way.
+    assert found_by_when(recall(kafka, "kafka retention set on 2 March 2026")) == {mid("billing")}
+    assert not found_by_when(recall(kafka, "kafka retention set on 10 March 2026"))
+
+
 def test_relative_words_count_back_from_the_recalls_now(kafka: Chitta) -> None:
     # Asked on 20 April 2026, "two weeks ago" is the week around 6 April (with its margin,
     # 1 April's note); asked today, it names September, which holds nothing.

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 
 from chitta.recall.lanes.base import LaneContext
-from chitta.recall.timecue.arm import search_stage
-from chitta.recall.timecue.cue import plan_cue
+from chitta.recall.timecue.arm import run_cue
+from chitta.recall.timecue.cue import CUE_TIME_LIMIT_MS
 from chitta.recall.timecue.words import read_when
 
 
@@ -23,6 +23,7 @@ class WhenLane:
     derived = False
 
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
+        started = time.perf_counter()
         now = ctx.now if ctx.now is not None else int(time.time() * 1000)
 
         def holds(start: int, end: int) -> bool:
@@ -33,12 +34,10 @@ class WhenLane:
         cue = read_when(ctx.query, now, holds)
         if cue is None:
             return []
-        oldest = None
-        if cue.long_ago or (cue.unit is None and cue.after_ms is None):
-            oldest = ctx.store.scope_oldest(ctx.scope)
-        plan = plan_cue(cue, now, oldest)
-        if not plan.stages:
-            return []
-        found = search_stage(ctx.store, plan.stages[0], ctx.scope, ctx.terms, ctx.query_vector,
-                             include_superseded=False)  # fmt: skip
-        return list(found.ranking[: ctx.depth])
+        # As a caller's cue: a period that holds nothing is searched once more, a confidence
+        # step wider ("on 13 October" told the next morning).
+        run = run_cue(ctx.store, cue, scope=ctx.scope, terms=ctx.terms, vector=ctx.query_vector,
+                      now_ms=now, include_superseded=False, started=started,
+                      limit_ms=CUE_TIME_LIMIT_MS)  # fmt: skip
+        last = run.last
+        return [] if last is None else list(last.ranking[: ctx.depth])

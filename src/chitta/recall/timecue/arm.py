@@ -150,7 +150,7 @@ def run_cue(
     run = CueRun(cue, plan)
     if not plan.stages:
         return run
-    searches = [search_stage(store, plan.stages[0], scope, terms, vector, include_superseded)]
+    searches = [_search(store, plan.stages[0], scope, terms, vector, include_superseded)]
     stopped = None
     if not searches[0].ranking:
         if len(plan.stages) < 2:
@@ -159,12 +159,12 @@ def run_cue(
             stopped = TIME_LIMIT
         else:
             searches.append(
-                search_stage(store, plan.stages[1], scope, terms, vector, include_superseded)
+                _search(store, plan.stages[1], scope, terms, vector, include_superseded)
             )
     return CueRun(cue, plan, tuple(searches), stopped)
 
 
-def search_stage(
+def _search(
     store: Store,
     stage: Stage,
     scope: Scope,
@@ -172,8 +172,6 @@ def search_stage(
     vector: np.ndarray | None,
     include_superseded: bool,
 ) -> CueSearch:
-    """One search of the cue arm over ``stage``'s period: its vector and keyword halves,
-    merged (also the ``when`` lane's search, recall/lanes/when.py)."""
     t = time.perf_counter()
     start, end = stage.period.start_ms, stage.period.end_ms
     near: list[tuple[str, float]] = []
