@@ -173,9 +173,9 @@ def seed_nothing(conn: sqlite3.Connection) -> None:
 #: SEEDS[v] writes rows that only a schema of version >= v can hold.
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
-    # Versions 8, 9 and 11 hold nothing the one before could not (9's links and history
-    # start empty; 12's vector log starts with its one first row).
-    8: seed_nothing, 9: seed_nothing, 10: seed_v10, 11: seed_nothing,
+    # Versions 8, 9, 11 and 12 hold nothing the one before could not (9's links and history
+    # start empty; 12's vector log starts with its one first row; 13 adds an index).
+    8: seed_nothing, 9: seed_nothing, 10: seed_v10, 11: seed_nothing, 12: seed_nothing,
 }  # fmt: skip
 
 
@@ -285,6 +285,12 @@ def test_old_file_migrates_to_latest_with_rows_intact(tmp_path: Path, version: i
                 "s-upper", "s-bill", "s-cart", "s-totals"]  # fmt: skip
         if version == 0:
             s.insert([(OLD_MEMORY, None)])
+        # Migration 13: a period's memories found through the time index.
+        when = OLD_MEMORY.event_time or OLD_MEMORY.created_at
+        assert s.period_ids(Scope("work"), when, when + 1, include_superseded=True) == [
+            OLD_MEMORY.id
+        ]
+        assert s.period_ids(Scope("work"), when + 1, when + 2, include_superseded=True) == []
         linked = replace(s.get(OLD_MEMORY.id), episode_id=episode.id)
         s.update(linked)
         assert s.get(OLD_MEMORY.id) == linked

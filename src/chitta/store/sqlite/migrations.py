@@ -370,8 +370,16 @@ CREATE INDEX memories_corrections ON memories (id)
     WHERE kind = 'correction' AND deleted_at IS NULL AND superseded_by IS NULL;
 """
 
+# A realm's memories by their time (store/conditions.py TIME), for a period's memories (the
+# time cue's arm, the when lane): a scan of the realm without it, 26 ms a period at 100,000.
+V13 = """
+CREATE INDEX memories_time ON memories (realm, coalesce(event_time, created_at));
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
-MIGRATIONS: tuple[str, ...] = (V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11, V12)
+MIGRATIONS: tuple[str, ...] = (
+    V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11, V12, V13
+)  # fmt: skip
 LATEST = len(MIGRATIONS)
 
 
