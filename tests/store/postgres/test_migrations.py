@@ -1,5 +1,5 @@
 """Schema migrations of a PostgreSQL store: a database made by an older chitta opens at the
-latest with its rows intact (version 7: find_symbol's name index)."""
+latest with its rows intact (version 7: find_symbol's name index; 8: memories by their time)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_a_version_6_database_finds_its_symbols_through_the_new_index(
     build_at(pg_url, 6)
     assert name_indexes(pg_url) == {"code_symbols_name"}
     with PostgresStore(pg_url, home=tmp_path) as store:
-        assert store.meta("schema_version") == str(schema.LATEST) == "7"
+        assert store.meta("schema_version") == str(schema.LATEST) == "8"
         find = store.code().find_symbols
         assert [f.id for f in find("old", "total")] == ["s-bill", "s-cart", "s-upper"]
         assert [f.id for f in find("old", "Bill.TOTAL")] == ["s-bill"]
@@ -77,3 +77,14 @@ def test_a_failing_migration_7_keeps_the_old_index(
     with PostgresStore(pg_url, home=tmp_path) as store:
         assert [f.id for f in store.code().find_symbols("old", "Bill.total")] == ["s-bill"]
     assert name_indexes(pg_url) == {"code_symbols_find"}
+
+
+def test_a_version_7_database_finds_a_periods_memories_through_the_time_index(
+    pg_url: str, tmp_path: Path
+) -> None:
+    build_at(pg_url, 7)
+    with PostgresStore(pg_url, home=tmp_path) as store:
+        assert store.meta("schema_version") == "8"
+    with psycopg.connect(pg_url) as conn:
+        rows = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memories'")
+        assert "memories_time" in {r[0] for r in rows}

@@ -232,6 +232,12 @@ CREATE TRIGGER memories_changed AFTER UPDATE OF realm, deleted_at, kw_length ON 
     EXECUTE FUNCTION chitta_realms_changed();
 """
 
+# A realm's memories by their time (store/conditions.py TIME), for a period's memories (the
+# time cue's arm, the when lane), as SQLite's schema 13.
+V8 = """
+CREATE INDEX memories_time ON memories (realm, (coalesce(event_time, created_at)));
+"""
+
 #: MIGRATIONS[i] takes a database from schema version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
     V1,
@@ -241,6 +247,7 @@ MIGRATIONS: tuple[str, ...] = (
     code_links_schema.V5_CODE_LINKS,  # memories linked to symbols, the symbol history
     code_schema.V6,  # symbol search's vectors
     code_schema.V7,  # find_symbol's covering name index
+    V8,  # memories by their time
 )
 LATEST = len(MIGRATIONS)
 
