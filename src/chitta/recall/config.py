@@ -167,7 +167,7 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # tuning halves (docs/benchmarks.md, "Relative score fusion for hybrid"): sem and kw
         # alike, and ctx above both (its best candidates are the three best seeds, its
         # neighbours next); the weights above are those of `--fusion rrf`. when (the time the
-        # question names, lanes/when.py) at 0.4 under rsf: on its plateau (0.4-3.0 within 0.005
+        # question names, lanes/when.py) at 0.4 under rsf: on its plateau (0.4-3.0 within 0.009
         # of the best sum on both tuning halves), the weight at which a wrong date in the
         # question costs least (docs/benchmarks.md, "The time a question names").
         "hybrid": replace(
