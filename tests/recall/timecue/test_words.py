@@ -43,6 +43,16 @@ def test_a_full_date_names_its_day(text: str) -> None:
     assert read_when(text, NOW, always).confidence == "likely"
 
 
+def test_iso_dates_as_agents_write_them() -> None:
+    assert days("what broke in the deploy of 2023-10-13?") == (date(2023, 10, 13),
+                                                               date(2023, 10, 14))  # fmt: skip
+    assert days("the incidents of 2022-07") == (date(2022, 7, 1), date(2022, 8, 1))
+    # Not a date: a month 13, a 30 February, digits inside a version or an identifier.
+    assert days("what is in 2023-13-01?") is None
+    assert days("the 2023-02-30 report") is None
+    assert days("release v1.2023-10-13 and build-2023-10") is None
+
+
 def test_a_month_and_year_name_the_month() -> None:
     assert days("Where did Joanna travel to in July 2022?") == (date(2022, 7, 1), date(2022, 8, 1))
     assert days("the release of December, 2022") == (date(2022, 12, 1), date(2023, 1, 1))

@@ -1,13 +1,14 @@
 """The time a question names in its own words, read as a time cue (seed 002 §2.1's shape).
 
-"What did we decide on 8 December 2023?", "… in July 2022?", "… in February?", "… two weeks
-ago?", "… in the past two months?": when the question itself names a time, that time is a
-cue the caller did not have to pass. :func:`read_when` reads the first such phrase, best
-kept phrase first (a full date, a month and year, a month, a year, then words relative to
-now), and returns the :class:`~chitta.recall.timecue.cue.TimeCue` it means; ``None`` when
-the question names no time. Pure, but for ``holds``, which says whether the scope has any
-memory in a span: a month named without a year is the latest such month, at or before now,
-that holds memories (a user asking "in February" means the February they remember).
+"What did we decide on 8 December 2023?", "… on 2023-12-08?", "… in July 2022?", "… in
+February?", "… two weeks ago?", "… in the past two months?": when the question itself names
+a time, that time is a cue the caller did not have to pass. :func:`read_when` reads the
+first such phrase, most exact kind first (a full date, a month and year, a month, a year,
+then words relative to now), and returns the :class:`~chitta.recall.timecue.cue.TimeCue` it
+means; ``None`` when the question names no time. Pure, but for ``holds``, which says whether
+the scope has any memory in a span: a month named without a year is the latest such month,
+at or before now, that holds memories (a user asking "in February" means the February they
+remember).
 
 Confidence follows the words: a date or a month names its span but not where the memory
 was told about it (a Monday's session about the weekend before), so ``likely`` (half the
@@ -53,12 +54,17 @@ _FULL_DATE = (
     re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
 )
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")
+# ISO 8601, as agents and logs write dates: 2026-11-30 (a day), 2026-11 (a month).
+_ISO_DAY = re.compile(
+    r"(?<![\w.-])(?P<year>(?:19|20)\d{2})-(?P<month>\d{2})-(?P<day>\d{2})(?![\w-])"
+)
+_ISO_MONTH = re.compile(r"(?<![\w.-])(?P<year>(?:19|20)\d{2})-(?P<month>0[1-9]|1[0-2])(?![\w-])")
 _MONTH_ALONE = re.compile(
     rf"\b(?i:in|on|during|since|of|by|around|until|through|from|early|late|mid|before|after)"
     rf"\s+(?:(?i:the\s+)?(?i:beginning|start|end|middle)\s+of\s+)?{_MONTH}\b(?:\s+{_DAY}\b)?"
 )
 _YEAR_ALONE = re.compile(
-    rf"\b(?i:in|during|since|of|summer|winter|spring|fall|autumn|year)\s+{_YEAR}\b"
+    rf"\b(?i:in|during|since|of|summer|winter|spring|fall|autumn|year)\s+{_YEAR}\b(?![-/.]\d)"
 )
 _AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _I)
 _PAST = re.compile(
@@ -83,7 +89,7 @@ def read_when(text: str, now_ms: int, holds: Callable[[int, int], bool]) -> Time
 
 
 def _full_date(text: str, now: datetime, holds: Callable[[int, int], bool]) -> TimeCue | None:
-    for pattern in _FULL_DATE:
+    for pattern in (*_FULL_DATE, _ISO_DAY):
         for m in pattern.finditer(text):
             day = _date(int(m["year"]), _month(m["month"]), int(m["day"]))
             if day is not None:
@@ -92,7 +98,7 @@ def _full_date(text: str, now: datetime, holds: Callable[[int, int], bool]) -> T
 
 
 def _month_year(text: str, now: datetime, holds: Callable[[int, int], bool]) -> TimeCue | None:
-    m = _MONTH_YEAR.search(text)
+    m = _MONTH_YEAR.search(text) or _ISO_MONTH.search(text)
     if m is None:
         return None
     first = date(int(m["year"]), _month(m["month"]), 1)
@@ -161,6 +167,9 @@ def _span(confidence: str, first: date, end: date) -> TimeCue:
 
 
 def _month(name: str) -> int:
+    """A month's number from its name or its two digits ("07"); 0 for "13" and the like."""
+    if name.isdigit():
+        return int(name) if 1 <= int(name) <= 12 else 0
     return _MONTHS[name.lower()]
 
 
@@ -171,7 +180,7 @@ def _next_month(first: date) -> date:
 def _date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
-    except ValueError:  # "31 February": not a date, so not a cue
+    except ValueError:  # "31 February", "2026-13-01": not a date, so not a cue
         return None
 
 
