@@ -61,7 +61,8 @@ def test_feedback_turns_sampling_on_within_range(chitta: Chitta) -> None:
     assert chitta.learner.status("work")["events"] == 1
     policy = chitta.recall(QUERIES[1], realm="work", trace=True).trace["policy"]["learner"]
     assert policy["sampled"] is True and policy["feedback"] == 1
-    assert set(policy["params"]) == {"balance", "tag", "lane:ctx", "lane:common", "lane:code"}
+    assert set(policy["params"]) == {"balance", "tag", "lane:ctx", "lane:common", "lane:code",
+                                     "lane:when"}  # fmt: skip
     for name, value in policy["params"].items():
         assert spec(name).lo <= value <= spec(name).hi
     assert policy["weights"]["sem"] != policy["weights"]["kw"]  # the draw is in the weights

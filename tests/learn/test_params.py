@@ -12,7 +12,7 @@ from chitta.recall.config import preset
 
 def test_the_default_preset_tunes_the_balance_the_tag_boost_and_its_other_lanes() -> None:
     assert params_of(preset("hybrid")) == ("balance", "tag", "lane:ctx", "lane:common",
-                                           "lane:code")  # fmt: skip
+                                           "lane:code", "lane:when")  # fmt: skip
 
 
 def test_the_spread_and_hebbian_rate_are_tuned_only_where_the_graph_lane_runs() -> None:
