@@ -89,3 +89,18 @@ def test_the_lane_can_be_ablated_and_other_presets_leave_it_out(kafka: Chitta) -
     assert "when" not in recall(kafka, query, strategy="semantic").lanes_run
     with pytest.raises(BadArgument, match="unknown lane 'whenever'"):
         recall(kafka, query, ablate=["whenever"])
+
+
+def test_an_empty_period_skips_the_keyword_half(kafka: Chitta, monkeypatch) -> None:
+    periods = []
+    search = kafka.store.period_keyword_search
+
+    def recorded(terms, scope, start, end, *args, **kw):  # type: ignore[no-untyped-def]
+        periods.append((start, end))
+        return search(terms, scope, start, end, *args, **kw)
+
+    monkeypatch.setattr(kafka.store, "period_keyword_search", recorded)
+    recall(kafka, "kafka retention set on 10 March 2026")  # nothing that day, nor a step wider
+    assert periods == []
+    recall(kafka, "kafka retention set on 1 March 2026")  # the day of a note: searched
+    assert len(periods) == 1

@@ -174,16 +174,14 @@ def _search(
 ) -> CueSearch:
     t = time.perf_counter()
     start, end = stage.period.start_ms, stage.period.end_ms
-    if end > start and store.period_ids(scope, start, end, include_superseded=include_superseded,
-                                        limit=0) == []:  # fmt: skip
-        # Nothing in the period (one indexed probe): the keyword half would otherwise rank
-        # every holder of the terms only to find none of them in it.
-        end = start
     near: list[tuple[str, float]] = []
     if vector is not None and end > start:
         near = vector_half(store, vector, scope, start, end, include_superseded=include_superseded)
     words: list[tuple[str, float]] = []
-    if terms and end > start:
+    # An empty period (one indexed probe, asked only when the vector half found nothing)
+    # skips the keyword half, which would rank every holder of the terms to keep none.
+    if terms and end > start and (near or store.period_ids(
+            scope, start, end, include_superseded=include_superseded, limit=0) != []):  # fmt: skip
         words = store.period_keyword_search(
             terms, scope, start, end, CUE_DEPTH, include_superseded=include_superseded
         )
