@@ -19,11 +19,9 @@ from pathlib import Path
 
 from chitta.bench import environment, locomo
 from chitta.bench import learn as bl
+from chitta.bench.devsets import bench_embedder
 from chitta.bench.runner import realm_for
 from chitta.bench.systems.chitta import ChittaStore
-from chitta.bench.turn_vectors import DocumentCache, cache_file
-from chitta.config import EmbedSettings
-from chitta.embed.loader import build_embedder
 from chitta.learn.learner import Learner
 from chitta.learn.params import apply
 
@@ -60,9 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     default = environment.default_locomo()
     files = args.data or [default, default.with_name("longmemeval_s_dev60.json")]
-    embedder = build_embedder(EmbedSettings()).inner
-    if args.vector_cache is not None:
-        embedder = DocumentCache(embedder, cache_file(args.vector_cache, embedder.identity()))
+    embedder = bench_embedder(args.vector_cache)
     started, results = time.time(), []
     for path in files:
         tune, held = locomo.load(path, select="tune"), locomo.load(path, select="held-out")
