@@ -6,7 +6,9 @@ and the sum over both sets that the tuning rule compares.
 
 ``configs.json`` maps a name to changes of ``hybrid``: ``{"lanes": {...}}`` for the lane
 weights, any other RecallConfig field by name (``{"rrf_k": 30}``, ``{"common_fraction": null}``,
-``{"fusion": "rsf", "rsf_lanes": {"sem": 0.5, "kw": 0.5}}``).
+``{"fusion": "rsf", "rsf_lanes": {"sem": 0.5, "kw": 0.5}}``), and ``{"scoring": {...}}`` for
+ScoringConfig fields, the scoring stage's and inhibition's (``{"scoring":
+{"inhibition_threshold": 0.6}}``; ``trust`` is merged into the default trust per source kind).
 The final figures of a decision come from ``chitta bench locomo`` (docs/benchmarks.md).
 """
 
@@ -25,6 +27,8 @@ from chitta.bench.devsets import bench_embedder, loaded_sets
 from chitta.bench.runner import realm_for
 from chitta.bench.score import score, summary
 from chitta.bench.systems.chitta import ChittaStore
+from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
+from chitta.recall.scoring_config import ScoringConfig
 
 
 def main() -> None:
@@ -39,13 +43,14 @@ def main() -> None:
     presets = dict(recall_config.PRESETS)
     for name, spec in configs.items():
         weights = spec.get("lanes", dict(base.lane_weights))
-        extra = {k: v for k, v in spec.items() if k != "lanes"}
+        extra = {k: v for k, v in spec.items() if k not in ("lanes", "scoring")}
         presets[name] = replace(base, name=name, lane_weights=MappingProxyType(weights), **extra)
     recall_config.PRESETS = MappingProxyType(presets)  # preset() reads the module's global
     results: dict[str, dict] = {}
     for set_name, data, store in loaded_sets(opts.half, bench_embedder(opts.vector_cache)):
         for name in configs:
-            results.setdefault(name, {})[set_name] = _measure(store, data, name)
+            scoring = _scoring(configs[name].get("scoring", {}))
+            results.setdefault(name, {})[set_name] = _measure(store, data, name, scoring)
             figures = results[name][set_name]
             print(set_name, name, figures, flush=True)
     opts.out.write_text(json.dumps(results, indent=1))
@@ -55,8 +60,19 @@ def main() -> None:
         print(f"{name:28s} sum={total:.4f} {sets}")
 
 
-def _measure(store: ChittaStore, data: locomo.Dataset, strategy: str) -> dict:
+def _scoring(changes: dict) -> ScoringConfig:
+    """The default scoring config with ``changes`` (``trust``: merged into the default's)."""
+    if "trust" in changes:
+        changes = {**changes, "trust": MappingProxyType({**DEFAULT_SCORING.trust,
+                                                         **changes["trust"]})}  # fmt: skip
+    return replace(DEFAULT_SCORING, **changes)
+
+
+def _measure(
+    store: ChittaStore, data: locomo.Dataset, strategy: str, scoring: ScoringConfig
+) -> dict:
     chitta = store.open()
+    chitta.scoring = scoring  # the store is opened once and shared by every config
     rows = []
     start = time.perf_counter()
     for conv in data.conversations:
