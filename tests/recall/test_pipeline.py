@@ -156,18 +156,21 @@ def test_tag_lane_finds_a_memory_by_its_tags(chitta: Chitta) -> None:
     assert "tag" not in ablated.lanes_run
 
 
-def _conversation(chitta: Chitta, turns: list[str]) -> list[str]:
-    """Import ``turns`` as one episode in realm ``chat``; their ids in order."""
+def _conversation(chitta: Chitta, turns: list[str], roles: list[str] | None = None) -> list[str]:
+    """Import ``turns`` as one episode in realm ``chat`` (each with its role from ``roles``,
+    as the hooks record a session, when given); their ids in order."""
     import json
 
     from chitta.store.ids import new_id
     from chitta.transfer import import_jsonl
 
     episode = new_id()
+    sources = [{"role": r} for r in roles] if roles else [{}] * len(turns)
     lines = [json.dumps({"type": "episode", "id": episode, "realm": "chat", "title": "t",
                          "started_at": "2026-05-01T10:00:00Z"})]  # fmt: skip
     lines += [json.dumps({"type": "memory", "kind": "episode", "content": t, "realm": "chat",
-                          "episode_id": episode}) for t in turns]  # fmt: skip
+                          "episode_id": episode, "source": source})
+              for t, source in zip(turns, sources, strict=True)]  # fmt: skip
     import_jsonl(chitta, lines)
     return [m.id for m in chitta.store.iter_memories(realm="chat")]
 
@@ -186,6 +189,29 @@ def test_ctx_brings_the_answer_in_the_turn_after_the_match(chitta: Chitta) -> No
     assert "ctx" in lanes[ids[1]]  # one turn after the match: "Yes! We kayaked..."
     ablated = chitta.recall("Lofoten islands", realm="chat", limit=3, ablate=["ctx"])
     assert all("ctx" not in h.lanes for h in ablated.hits)
+
+
+def test_ctx_starts_from_the_users_turn_not_the_assistants_echo_of_it(chitta: Chitta) -> None:
+    # The assistant's reply repeats the question's words (the keyword lane finds it first);
+    # seeded in the plain fused order, ctx's share for its best seed lifted the echo above
+    # the user's turn that holds the answer, past what the provenance factor takes off it.
+    ids = _conversation(chitta, [
+        "I adopted Pixel, a grey kitten, from the Maple Street shelter on 3 April, after "
+        "weeks of visits.",
+        "You adopted the kitten Pixel from the Maple Street shelter! Adopting a shelter "
+        "kitten like Pixel is kind.",
+        "The animal shelter on Oak Road is looking for volunteers.",
+        "Volunteering at a shelter is a good way to meet people.",
+        "Can you suggest a weekly meal plan with more vegetables?",
+        "Here is a weekly meal plan with a vegetable dish every day.",
+    ], roles=["user", "assistant"] * 3)  # fmt: skip
+    query = "When did I adopt the kitten Pixel from the Maple Street shelter?"
+    result = chitta.recall(query, realm="chat", limit=3)
+    assert [h.memory.id for h in result.hits[:2]] == [ids[0], ids[1]]
+    assert result.hits[0].lanes["ctx"].rank == 1  # the lane's best seed
+    # With the scoring stage off nothing weighs the roles: the seeds are the fused order.
+    plain = chitta.recall(query, realm="chat", limit=3, ablate=["scoring"])
+    assert plain.hits[0].memory.id == ids[1]
 
 
 def test_common_query_words_tip_the_order_among_candidates(chitta: Chitta) -> None:

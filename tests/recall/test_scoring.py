@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chitta.recall.fusion import Fused
 from chitta.recall.scoring import (
     TIER_SIGNAL,
     actr_factor,
     base_level,
     bounded_product,
+    by_own_factors,
     centred,
     factors,
     replication_factor,
@@ -185,3 +187,21 @@ def test_a_trusted_source_outranks_its_kind_and_an_equal_memory_from_the_web() -
     assert score(1.0, docs, None, 1, NOW, config).final > score(1.0, blog, None, 1, NOW,
                                                                   config).final  # fmt: skip
     assert factors(docs, None, 1, NOW, config)["provenance"] == 1.1
+
+
+def test_seeds_are_ordered_as_the_scoring_stage_weighs_them() -> None:
+    echo = memory(id="echo", source=Source(session="s", role="assistant"))
+    turn = memory(id="turn", source=Source(session="s", role="user"))
+    later = memory(id="later", source=Source(session="s", role="user"))
+    fused = [Fused("echo", 1.0, {}), Fused("turn", 0.9, {}), Fused("gone", 0.85, {}),
+             Fused("later", 0.5, {})]  # fmt: skip
+    loaded = {m.id: m for m in (echo, turn, later)}
+    # 1.0 × 0.8 falls below 0.9 and 0.85 (not loaded: its fused score); 0.5 stays last.
+    ordered = by_own_factors(fused, loaded, NOW, DEFAULT)
+    assert [f.id for f in ordered] == ["turn", "gone", "echo", "later"]
+    assert ordered[0] is fused[1]  # the candidates themselves, scores untouched
+    # Equal factors keep the fused order, ties included.
+    alike = [Fused("turn", 0.7, {}), Fused("later", 0.7, {})]
+    assert by_own_factors(alike, loaded, NOW, DEFAULT) == alike
+    trusting = replace(DEFAULT, trust={**DEFAULT.trust, "assistant": 1.0})
+    assert by_own_factors(fused, loaded, NOW, trusting) == fused

@@ -31,6 +31,7 @@ from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
 from chitta.recall.query import QueryPlan, plan_query
 from chitta.recall.rank import rank
 from chitta.recall.result import Decision, Hit, RecallResult
+from chitta.recall.scoring import by_own_factors
 from chitta.recall.scoring_config import DEFAULT as DEFAULT_SCORING
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.recall.session import SessionView
@@ -107,7 +108,7 @@ def recall(
         primed=session.primed if session else (), topics=session.topics if session else (),
         now=now, tuning=tuning.values if tuning is not None else MappingProxyType({}),
     )  # fmt: skip
-    gathered = _gather(embedder, plan, lanes, config, ctx, timing)
+    gathered = _gather(embedder, plan, lanes, config, ctx, timing, scoring)
     ctx = gathered.ctx
     judge = Judge(store, scope.realm, code_as_of)
     ranking = _rank(gathered, config, limit, scoring, include_superseded, now, timing, judge)
@@ -175,9 +176,11 @@ def _gather(
     config: RecallConfig,
     ctx: LaneContext,
     timing: dict[str, float],
+    scoring: ScoringConfig = DEFAULT_SCORING,
 ) -> Gathered:
     """Gather: the lanes that search from the query, then the derived lanes, which start
-    from what the first ones found."""
+    from what the first ones found, in the order the scoring stage (``scoring``) would give
+    them by their own factors."""
     # The query is embedded on another thread while the lanes that read no vector run:
     # onnxruntime and SQLite both release the GIL, so the two overlap.
     embedding = None
@@ -195,7 +198,11 @@ def _gather(
     if derived:
         # The derived lanes work outward from what the others found: fuse those first.
         found = [f for f in fuse_lanes(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
-        seeded = ctx.with_seeds([f.id for f in found[: ctx.depth]])
+        seeds = found[: ctx.depth]
+        if config.scoring:  # as the scoring stage will weigh them (recall/scoring.py)
+            now = int(time.time() * 1000) if ctx.now is None else ctx.now
+            seeds = by_own_factors(seeds, ctx.memories([f.id for f in seeds]), now, scoring)
+        seeded = ctx.with_seeds([f.id for f in seeds])
         rankings |= _run_lanes(derived, seeded, timing)
     return Gathered(ctx, rankings, whole)
 

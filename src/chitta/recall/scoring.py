@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from chitta.recall.fusion import Fused
 from chitta.recall.scoring_config import ScoringConfig
 from chitta.store.access import AccessHistory
 from chitta.store.confidence import INITIAL_MU, INITIAL_STRENGTH
@@ -161,3 +162,27 @@ def score(
         return Scored(final=fused * product, product=product, factors=values)
     values["stale"] = STALE_FACTOR
     return Scored(final=fused * product * STALE_FACTOR, product=product, factors=values)
+
+
+def by_own_factors(
+    fused: Sequence[Fused], memories: Mapping[str, Memory], now_ms: int, config: ScoringConfig
+) -> list[Fused]:
+    """``fused`` reordered by score × the bounded product of each memory's own factors (its
+    kind, strength, confidence, tier and source; no access history, no session count): the
+    order the scoring stage would give them before anything recall has seen of them.
+
+    The derived lanes (``ctx``) start from the best few fused candidates, and ``ctx`` gives
+    each seed a share of its own by rank; seeded by the plain fused order, an assistant's
+    reply that echoes the user's words — found first by the keyword and dense lanes — was
+    lifted above the user's turn that held the answer before the provenance factor could
+    weigh it (docs/benchmarks.md, "Seeds as the scoring stage weighs them"). A memory not
+    loaded keeps its fused score; equal scores keep their order."""
+    weighed = []
+    for f in fused:
+        memory = memories.get(f.id)
+        product = 1.0
+        if memory is not None:
+            product = bounded_product(factors(memory, None, 0, now_ms, config), config)
+        weighed.append(f.score * product)
+    order = sorted(range(len(fused)), key=lambda i: (-weighed[i], i))
+    return [fused[i] for i in order]
