@@ -196,15 +196,27 @@ def _gather(
     rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
     derived = [lane for lane in lanes if lane.derived]
     if derived:
-        # The derived lanes work outward from what the others found: fuse those first.
-        found = [f for f in fuse_lanes(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
-        seeds = found[: ctx.depth]
-        if config.scoring:  # as the scoring stage will weigh them (recall/scoring.py)
-            now = int(time.time() * 1000) if ctx.now is None else ctx.now
-            seeds = by_own_factors(seeds, ctx.memories([f.id for f in seeds]), now, scoring)
-        seeded = ctx.with_seeds([f.id for f in seeds])
+        seeded = ctx.with_seeds(seeds_of(config, rankings, ctx, scoring))
         rankings |= _run_lanes(derived, seeded, timing)
     return Gathered(ctx, rankings, whole)
+
+
+def seeds_of(
+    config: RecallConfig,
+    rankings: dict[str, list[tuple[str, float]]],
+    ctx: LaneContext,
+    scoring: ScoringConfig = DEFAULT_SCORING,
+) -> list[str]:
+    """The seeds the derived lanes work outward from: the first lanes' ``rankings`` fused,
+    in scope (``xr``'s alone are not), the best ``ctx.depth``, in the order the scoring stage
+    would give them by their own factors (:func:`by_own_factors`; the fused order with the
+    stage off)."""
+    found = [f for f in fuse_lanes(config, rankings, ctx) if set(f.lanes) - OUTSIDE_SCOPE]
+    seeds = found[: ctx.depth]
+    if config.scoring:
+        now = int(time.time() * 1000) if ctx.now is None else ctx.now
+        seeds = by_own_factors(seeds, ctx.memories([f.id for f in seeds]), now, scoring)
+    return [f.id for f in seeds]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from chitta.bench.scale.settings import LIMIT, REALM
 from chitta.bench.score import percentile
 from chitta.recall.config import preset
 from chitta.recall.lanes import LANES, LaneContext
-from chitta.recall.pipeline import fuse_lanes
+from chitta.recall.pipeline import seeds_of
 from chitta.recall.query import plan_query
 from chitta.store.records import Scope
 
@@ -60,8 +60,7 @@ def lane_figures(chitta: Any, embedder: Any, queries: list[str]) -> dict[str, An
             rankings[name] = LANES[name].run(ctx)
             times[name].append(_ms(t))
         hybrid = {n: r for n, r in rankings.items() if n in config.lane_weights}
-        seeds = [f.id for f in fuse_lanes(config, hybrid, ctx)][: ctx.depth]
-        seeded = ctx.with_seeds(seeds)
+        seeded = ctx.with_seeds(seeds_of(config, hybrid, ctx))
         for name in derived:
             t = time.perf_counter()
             LANES[name].run(seeded)
