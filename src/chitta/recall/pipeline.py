@@ -176,7 +176,7 @@ def _gather(
     config: RecallConfig,
     ctx: LaneContext,
     timing: dict[str, float],
-    scoring: ScoringConfig = DEFAULT_SCORING,
+    scoring: ScoringConfig,
 ) -> Gathered:
     """Gather: the lanes that search from the query, then the derived lanes, which start
     from what the first ones found, in the order the scoring stage (``scoring``) would give
