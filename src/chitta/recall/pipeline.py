@@ -196,7 +196,9 @@ def _gather(
     rankings = {lane.name: rankings[lane.name] for lane in first}  # the configured order
     derived = [lane for lane in lanes if lane.derived]
     if derived:
+        t = time.perf_counter()
         seeded = ctx.with_seeds(seeds_of(config, rankings, ctx, scoring))
+        timing["seeds"] = _ms_since(t)  # the first fusion and the seeds' rows, loaded once
         rankings |= _run_lanes(derived, seeded, timing)
     return Gathered(ctx, rankings, whole)
 
