@@ -177,12 +177,7 @@ def by_own_factors(
     lifted above the user's turn that held the answer before the provenance factor could
     weigh it (docs/benchmarks.md, "Seeds as the scoring stage weighs them"). A memory not
     loaded keeps its fused score; equal scores keep their order."""
-    weighed = []
-    for f in fused:
-        memory = memories.get(f.id)
-        product = 1.0
-        if memory is not None:
-            product = bounded_product(factors(memory, None, 0, now_ms, config), config)
-        weighed.append(f.score * product)
+    weighed = [f.score if (m := memories.get(f.id)) is None
+               else score(f.score, m, None, 0, now_ms, config).final for f in fused]  # fmt: skip
     order = sorted(range(len(fused)), key=lambda i: (-weighed[i], i))
     return [fused[i] for i in order]
