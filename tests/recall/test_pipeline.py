@@ -1,6 +1,7 @@
 """The first recall: dense + keyword lanes fused by RRF, scoped, with lane provenance."""
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -212,6 +213,28 @@ def test_ctx_starts_from_the_users_turn_not_the_assistants_echo_of_it(chitta: Ch
     # With the scoring stage off nothing weighs the roles: the seeds are the fused order.
     plain = chitta.recall(query, realm="chat", limit=3, ablate=["scoring"])
     assert plain.hits[0].memory.id == ids[1]
+
+
+def test_a_question_about_what_the_agent_said_trusts_its_replies_as_the_users(
+    chitta: Chitta,
+) -> None:
+    # Asked what the agent recommended, the agent's recorded reply is the evidence sought:
+    # the provenance factor that ranks its words below the user's does not apply.
+    ids = _conversation(chitta, [
+        "I made a coffee table from recycled pallet wood and need a sealant.",
+        "For recycled pallet wood, a water-based polyurethane sealant works well.",
+        "Can you suggest a weekly meal plan with more vegetables?",
+        "Here is a weekly meal plan with a vegetable dish every day.",
+    ], roles=["user", "assistant"] * 2)  # fmt: skip
+
+    def provenance(query: str) -> float:
+        hits = chitta.recall(query, realm="chat", limit=3).hits
+        return next(h for h in hits if h.memory.id == ids[1]).factors["provenance"]
+
+    assert provenance("Which sealant did you recommend for my pallet wood table?") == 1.0
+    assert provenance("Which sealant suits pallet wood?") == 0.8
+    chitta.scoring = replace(chitta.scoring, asked_agent_trust=None)
+    assert provenance("Which sealant did you recommend for my pallet wood table?") == 0.8
 
 
 def test_common_query_words_tip_the_order_among_candidates(chitta: Chitta) -> None:

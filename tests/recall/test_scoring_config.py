@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,14 @@ def test_a_per_source_trust_wins_over_its_kinds_and_the_longest_prefix_wins() ->
 def test_a_bad_provenance_section_is_refused_naming_the_key(section, message) -> None:
     with pytest.raises(BadConfig, match=message):
         parse({"provenance": section})
+
+
+def test_a_question_to_the_agent_lifts_the_assistants_trust_and_never_lowers_it() -> None:
+    asked = DEFAULT.asked_of_agent()
+    assert asked.trust["assistant"] == 1.0 and DEFAULT.trust["assistant"] == 0.8
+    assert {k: v for k, v in asked.trust.items() if k != "assistant"} == {
+        k: v for k, v in DEFAULT.trust.items() if k != "assistant"}  # fmt: skip
+    trusting = parse({"provenance": {"assistant": 1.1}})
+    assert trusting.asked_of_agent().trust["assistant"] == 1.1
+    off = replace(DEFAULT, asked_agent_trust=None)
+    assert off.asked_of_agent().trust["assistant"] == 0.8

@@ -28,7 +28,7 @@ from chitta.recall.fusion import Fused, rrf, rsf
 from chitta.recall.lanes import LANES, NEEDS_VECTOR, OUTSIDE_SCOPE, Lane, LaneContext
 from chitta.recall.lanes.base import in_scope
 from chitta.recall.lanes.corr import CorrectionMatch, lookup_corrections
-from chitta.recall.query import QueryPlan, plan_query
+from chitta.recall.query import QueryPlan, asks_for_agent_words, plan_query
 from chitta.recall.rank import rank
 from chitta.recall.result import Decision, Hit, RecallResult
 from chitta.recall.scoring import by_own_factors
@@ -97,6 +97,8 @@ def recall(
     plan = plan_query(
         query, lambda w: stats.df(scope.realm, w), stats.size(scope.realm), config.common_fraction
     )
+    if asks_for_agent_words(query):  # the agent's replies are what is asked for
+        scoring = scoring.asked_of_agent()
     tuning = None
     if tuner is not None:
         config, tuning = tuner(config, plan, stats)

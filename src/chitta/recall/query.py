@@ -1,4 +1,5 @@
-"""Reading a query before the lanes run: which of its words are distinctive in the realm.
+"""Reading a query before the lanes run: which of its words are distinctive in the realm,
+and whether it asks what the agent itself said.
 
 A word that most memories of a realm contain — the name of a speaker who starts every turn,
 a project's own name — says little about which memory is meant, yet it dominates both lanes:
@@ -20,6 +21,30 @@ from chitta.recall.lanes.kw import STOP_WORDS, query_terms
 #: A realm needs this many memories before any word is called common.
 MIN_REALM_SIZE = 20
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: A question that asks after the agent's own words: "you" with a past speech act ("the
+#: sealant you recommended", "which did you suggest?"), "your answer", or the earlier
+#: conversation itself ("our previous chat", "we talked about"). Present-tense requests
+#: ("can you suggest…") ask for something new and do not count.
+_SAID = (
+    "recommended|suggested|mentioned|said|told|provided|gave|given|listed|shared|wrote|written"
+    "|made|explained|described|proposed|offered|showed|shown|came up with|answered|replied"
+    "|advised|pointed out|put together|created|compiled|drafted|outlined|helped"
+)
+_SAY = (
+    "recommend|suggest|mention|say|tell|provide|give|list|share|write|make|explain|describe"
+    "|propose|offer|show|come up with|answer|reply|advise|point out|put together|create"
+    "|compile|draft|outline|help"
+)
+_ASKS_AGENT = re.compile(
+    rf"\byou\s+(?:\w+\s+){{0,2}}?(?:{_SAID})\b"
+    rf"|\bdid you\s+(?:\w+\s+)?(?:{_SAY})\b"
+    r"|\byour (?:answer|reply|response|suggestion|recommendation|advice|list|explanation"
+    r"|idea|tip)s?\b"
+    r"|\bour (?:previous|last|earlier|past|other) (?:conversation|chat|discussion|session"
+    r"|exchange)s?\b"
+    r"|\bwe (?:talked|discussed|chatted|spoke|went over|covered)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,3 +80,10 @@ def _is_common(token: str, common: set[str]) -> bool:
     words = [w.lower() for w in _WORD.findall(token)]
     # "Caroline's" is ["caroline", "s"]: the token goes when its first word is common.
     return bool(words) and words[0] in common
+
+
+def asks_for_agent_words(text: str) -> bool:
+    """Whether ``text`` asks what the agent said earlier: then the agent's recorded replies
+    are the evidence sought, and the scoring stage trusts them as the user's words
+    (:meth:`ScoringConfig.asked_of_agent <chitta.recall.scoring_config.ScoringConfig>`)."""
+    return _ASKS_AGENT.search(text) is not None

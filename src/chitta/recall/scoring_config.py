@@ -71,6 +71,10 @@ class ScoringConfig:
     # user's statement of equal relevance, never removed.
     trust: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TRUST)
     source_trust: tuple[tuple[str, float], ...] = ()
+    # A question about what the agent itself said ("what was the sealant you recommended?",
+    # recall/query.py) seeks the agent's words: for it the assistant's trust is raised to
+    # this (never lowered); None keeps the table's trust for every question.
+    asked_agent_trust: float | None = 1.0
     bounds_min: float = 0.5  # the product of all factors is clamped to [min, max]
     bounds_max: float = 1.5
     inhibition_threshold: float = 0.85  # cosine above which near-duplicates compete
@@ -84,6 +88,14 @@ class ScoringConfig:
             if tag in EXTRA_PRIOR_NAMES and tag in self.kind_priors:
                 return self.kind_priors[tag]
         return self.kind_priors.get(str(kind), 1.0)
+
+    def asked_of_agent(self) -> ScoringConfig:
+        """This config for a question that asks what the agent said: the assistant's words
+        trusted at least :attr:`asked_agent_trust`."""
+        lifted = self.asked_agent_trust
+        if lifted is None or self.trust.get("assistant", 1.0) >= lifted:
+            return self
+        return replace(self, trust=MappingProxyType({**self.trust, "assistant": lifted}))
 
     def trusted(self, kind: str, name: str | None) -> float:
         """The trust in a source of ``kind`` named ``name`` (store/provenance.py): the
