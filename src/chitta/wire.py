@@ -253,7 +253,7 @@ def confidence_from_dict(data: Mapping[str, Any] | None) -> Confidence | None:
         return None
     return Confidence(raw=data["raw"], calibrated=data["calibrated"], shown=data["percent"] / 100,
                       band=data["band"], source=data["calibration"],
-                      found=data.get("found", NO_EVIDENCE))  # fmt: skip
+                      found=data.get("found", NO_EVIDENCE), held=data.get("held", 0))  # fmt: skip
 
 
 def result_from_dict(data: Mapping[str, Any]) -> RecallResult:

@@ -108,6 +108,7 @@ class Probe:
     dataset: str = ""  # the set it belongs to (set_name)
     small: bool = False
     found: float = calib.NO_EVIDENCE  # how much of its distinctive words the first hits held
+    held: int = 0  # how many of them the first hit held
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -257,6 +258,7 @@ def probe(
         dataset=dataset,
         small=item.small,
         found=conf.get("found", calib.NO_EVIDENCE),
+        held=conf.get("held", 0),
     )
 
 
@@ -290,12 +292,14 @@ def measure(
     if all(p.answerable for p in probes) or not any(p.answerable for p in probes):
         raise BadArgument("the abstention figures need both answerable and unanswerable "
                           "questions; this set has only one kind")  # fmt: skip
-    conf = [calib.confidence(p.raw, fit, p.size, p.found) for p in probes]
+    conf = [calib.confidence(p.raw, fit, p.size, p.found, p.held) for p in probes]
     p_cal = [c.calibrated for c in conf]
     hit = [p.hit3 for p in probes]
     answerable = [p.answerable for p in probes]
-    pos = [c for c, a in zip(p_cal, answerable, strict=True) if a]
-    neg = [c for c, a in zip(p_cal, answerable, strict=True) if not a]
+    # AUROC of what the band splits (the words held lift the chance shown, not the band).
+    signal = [c.band_value for c in conf]
+    pos = [c for c, a in zip(signal, answerable, strict=True) if a]
+    neg = [c for c, a in zip(signal, answerable, strict=True) if not a]
     known = [c.band == calib.KNOWN for c in conf]
     refit = calib.loo_refit(p_cal, hit)
     bands = {}

@@ -170,6 +170,7 @@ def _abstain(
                 "realm": p.realm,
                 "size": p.size,
                 "found": p.found,
+                "held": p.held,
                 "set": p.dataset,
                 "small": p.small,
             }
@@ -188,6 +189,7 @@ def _abstain(
         [p.hit3 for p in fitting],
         sizes=[p.size for p in fitting],
         found=[p.found for p in fitting],
+        held=[p.held for p in fitting],
         unanswerable=[not p.answerable for p in fitting],
         source=f"bench abstain on the tuning halves of {', '.join(names)}"
         if fit_on == "tune" else f"bench abstain on {', '.join(sorted(fit_ids[names[0]]))}",
@@ -278,7 +280,8 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"Fit: a = {fit['a']:.3f}, b = {fit['b']:.3f}, threshold {fit['threshold']}, "
         f"spread {fit.get('spread', 0.0):.4f}, ceiling {fit.get('ceiling', 1.0)} "
-        f"(reach {fit.get('reach', 0)}), words found {fit.get('found_weight', 0.0):.3f}, "
+        f"(reach {fit.get('reach', 0)}, word decay {fit.get('word_decay', 0.0)}), "
+        f"words found {fit.get('found_weight', 0.0):.3f}, "
         f"display refit {fit['display_a']:.3f} / {fit['display_b']:.3f} "
         f"({fit['pairs']} pairs).",
         "",

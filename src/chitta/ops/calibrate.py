@@ -23,6 +23,9 @@ LOO_MAX_PAIRS = 2000
 RELIABILITY_KEY = "calibration_reliability"
 #: The realm sizes the fit's curve is drawn for (`--show`).
 CURVE_SIZES = (100, 1_000, 10_000)
+#: The distinctive words the first hit holds along the drawn curve: two, the most common count
+#: on LoCoMo's answerable questions (recall/confidence/calibration.py, ``ceiling_at``).
+CURVE_HELD = 2
 
 
 def _choose(p: Params) -> str:
@@ -61,14 +64,15 @@ def _calibrate(chitta: Chitta, p: Params, ctx: Context) -> dict[str, Any]:
 def _drawn(chitta: Chitta) -> dict[str, Any]:
     """What the memory browser draws of the fit in use: its curve (the calibrated chance of
     each raw maximum relevance, which the band's threshold splits, for a few realm sizes,
-    no evidence from the words either way: found 0.5)
+    no evidence from the words either way: found 0.5, and :data:`CURVE_HELD` of them held by
+    the first hit)
     and the reliability diagram of the queries it was fitted on (none for the default fit)."""
     from chitta.recall.confidence import calibration as calib
 
     fit = chitta.calibration
     raws = [round(i / 20, 2) for i in range(21)]
-    curve = {str(n): [[r, round(calib.confidence(r, fit, n).calibrated, 4)] for r in raws]
-             for n in CURVE_SIZES}  # fmt: skip
+    curve = {str(n): [[r, round(calib.confidence(r, fit, n, held=CURVE_HELD).calibrated, 4)]
+                      for r in raws] for n in CURVE_SIZES}  # fmt: skip
     stored = chitta.store.meta(RELIABILITY_KEY) if fit.source != "default" else None
     try:
         bins = json.loads(stored) if stored else None
@@ -102,11 +106,12 @@ def _fit(chitta: Chitta, p: Params, ctx: Context) -> tuple[Any, list]:
         source = f"percentage refitted on {source}; band fit: {current.source}"
         return calib.refit_display(current, [q.raw for q in pairs], [q.hit3 for q in pairs],
                                    source=source, fitted_at=now, sizes=[q.size for q in pairs],
-                                   found=gold.found_of(pairs)), pairs  # fmt: skip
+                                   found=gold.found_of(pairs),
+                                   held=gold.held_of(pairs)), pairs  # fmt: skip
     fit_with = partial(
         calib.fit_calibration, [q.raw for q in pairs], [q.hit3 for q in pairs],
         model=chitta.embedder.identity().name, source=source, fitted_at=now,
-        sizes=[q.size for q in pairs], found=gold.found_of(pairs),
+        sizes=[q.size for q in pairs], found=gold.found_of(pairs), held=gold.held_of(pairs),
     )  # fmt: skip
     if threshold is not None:
         return fit_with(threshold=threshold), pairs
@@ -120,7 +125,8 @@ def report(fit: Any, pairs: list | None) -> dict[str, Any]:
     data: dict[str, Any] = {"calibration": json.loads(fit.to_json())}
     if pairs:
         calibrated = [calib.confidence(q.raw, fit, q.size,
-                                       calib.NO_EVIDENCE if q.found is None else q.found)
+                                       calib.NO_EVIDENCE if q.found is None else q.found,
+                                       q.held or 0)
                       for q in pairs]  # fmt: skip
         hits = [q.hit3 for q in pairs]
         data["fitted_on"] = {

@@ -21,6 +21,7 @@ from chitta.recall.confidence.calibration import (
     confidence,
     found_share,
     max_relevance,
+    words_held,
 )
 from chitta.recall.confidence.gate import Turn, bm25_ceiling, read_turn
 from chitta.recall.config import MAX_LIMIT, RecallConfig
@@ -314,8 +315,10 @@ def _assess(
         vectors = [reads.vectors[i] for i in relevant if i in reads.vectors]
         # The realm's size: the same cosine means more in a store of a few memories; and
         # the words: how much of the question the first hits hold.
-        found = found_share(turn.distinctive, [shared[h.memory.id] for h in hits])
-        sure = confidence(max_relevance(whole, vectors), calibration, stats.size(realm), found)
+        words = [shared[h.memory.id] for h in hits]
+        sure = confidence(max_relevance(whole, vectors), calibration, stats.size(realm),
+                          found_share(turn.distinctive, words),
+                          words_held(turn.distinctive, words))  # fmt: skip
     ceiling = None
     if kw:
         ceiling = bm25_ceiling(ctx.terms, lambda w: reads.df.get(w, 0), reads.size or 0)

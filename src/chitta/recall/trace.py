@@ -150,9 +150,10 @@ def gate_record(
         if i not in judged:
             decisions.append(_judge(view, result, hit, strategy))
     return {
-        "signal": None if conf is None else _r(conf.calibrated),
+        "signal": None if conf is None else _r(conf.band_value),
         "raw": None if conf is None else _r(conf.raw),
         "found": None if conf is None else _r(conf.found),
+        "held": None if conf is None else conf.held,
         "threshold": fit.threshold,
         "origin": "default" if fit.is_default else "calibrated",
         "calibration": fit.source,

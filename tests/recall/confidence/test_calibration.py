@@ -291,3 +291,74 @@ def test_a_fit_stored_before_the_words_reads_as_the_cosine_alone() -> None:
     )
     with pytest.raises(BadArgument, match="must not be negative"):
         calib.Calibration(a=1, b=0, threshold=0.5, found_weight=-1.0)
+
+
+def test_the_words_the_first_hit_holds_are_counted_from_it_alone() -> None:
+    words = ("kafka", "retention", "topic", "days")
+    assert calib.words_held(words, [{"kafka", "topic"}, set(words)]) == 2
+    assert calib.words_held(words, [set(), set(words)]) == 0
+    assert calib.words_held(words, []) == 0  # nothing ranked
+    assert calib.words_held((), [{"kafka"}]) == 0
+
+
+def test_each_word_held_shrinks_the_ceilings_miss() -> None:
+    big = calib.ceiling_at(0.2, 600, 3)
+    one, three = calib.ceiling_at(0.2, 600, 3, 1, 0.35), calib.ceiling_at(0.2, 600, 3, 3, 0.35)
+    assert big < one < three < 1.0
+    assert 1 - one == pytest.approx((1 - big) * math.exp(-0.35))
+    assert calib.ceiling_at(0.2, 600, 3, 5, 0.0) == big  # no decay: the words do not count
+    assert calib.ceiling_at(0.2, 2, 3, 0, 0.35) == 1.0  # a store the top 3 holds whole
+
+
+def _log_loss(p: list[float], hits: list[bool]) -> float:
+    return -float(np.mean([math.log(q if h else 1 - q) for q, h in zip(p, hits, strict=True)]))
+
+
+def _plateau_by_words(n: int, decay: float, seed: int) -> tuple[list, list, list, list]:
+    """Cosines, big realms, words held and hits whose chance truly is
+    ceiling_at(0.2, N, 3, held, decay) · sigmoid(12x − 5)."""
+    rnd = random.Random(seed)
+    raw = [rnd.uniform(0.0, 1.0) for _ in range(n)]
+    sizes = [600] * n
+    held = [rnd.randint(0, 6) for _ in range(n)]
+    hits = [rnd.random() < calib.ceiling_at(0.2, 600, 3, h, decay) * calib.sigmoid(12 * x - 5)
+            for x, h in zip(raw, held, strict=True)]  # fmt: skip
+    return raw, sizes, held, hits
+
+
+def test_the_word_decay_is_fitted_with_the_ceiling_and_lifts_the_chance_not_the_band() -> None:
+    raw, sizes, held, hits = _plateau_by_words(6000, 0.35, seed=4)
+    unanswerable = [x < 0.3 for x in raw]
+    fit = calib.fit_calibration(raw, hits, sizes=sizes, held=held, unanswerable=unanswerable,
+                                source="t")  # fmt: skip
+    assert fit.word_decay == pytest.approx(0.35, abs=0.1)
+    assert fit.ceiling == pytest.approx(0.2, abs=0.1)
+    # Without the words held there is nothing to decay: one ceiling for every question.
+    plain = calib.fit_calibration(raw, hits, sizes=sizes, unanswerable=unanswerable, source="t")
+    assert plain.word_decay == 0.0 and plain.ceiling > fit.ceiling
+    # Measured on new questions, the ceiling the words lift is the better calibrated.
+    t_raw, t_sizes, t_held, t_hits = _plateau_by_words(4000, 0.35, seed=8)
+    lifted = [calib.confidence(x, fit, n, held=h).calibrated
+              for x, n, h in zip(t_raw, t_sizes, t_held, strict=True)]  # fmt: skip
+    flat = [calib.confidence(x, plain, n, held=h).calibrated
+            for x, n, h in zip(t_raw, t_sizes, t_held, strict=True)]  # fmt: skip
+    assert calib.ece(lifted, t_hits) < 0.03
+    assert _log_loss(lifted, t_hits) < _log_loss(flat, t_hits) - 0.02  # tells more apart
+    # More words held raise the chance shown, never the band: it says whether the store
+    # knows the topic, and is split on the value before the words held lift it.
+    none, many = calib.confidence(0.6, fit, 600, held=0), calib.confidence(0.6, fit, 600, held=6)
+    assert many.calibrated > none.calibrated and many.band == none.band
+    assert many.signal == none.signal == pytest.approx(none.calibrated)
+    with pytest.raises(BadArgument, match="words held"):
+        calib.fit_calibration(raw, hits, sizes=sizes, held=held[:-1], source="t")
+
+
+def test_a_fit_stored_before_the_word_decay_reads_with_one_ceiling() -> None:
+    stored = json.loads(calib.DEFAULT.to_json())
+    stored.pop("word_decay")
+    old = calib.Calibration.from_json(json.dumps(stored))
+    assert old.word_decay == 0.0
+    assert calib.confidence(0.5, old, 100, held=6).calibrated == pytest.approx(
+        calib.confidence(0.5, old, 100, held=0).calibrated)  # fmt: skip
+    with pytest.raises(BadArgument, match="word decay must not be negative"):
+        calib.Calibration(a=1, b=0, threshold=0.5, word_decay=-0.1)

@@ -142,12 +142,13 @@ def test_the_confidence_reads_how_much_of_the_question_the_first_hits_hold(fille
         assert result.confidence is not None and result.turn is not None
         held = [result.shared[h.memory.id] for h in result.hits]
         assert result.confidence.found == calib.found_share(result.turn.distinctive, held)
+        assert result.confidence.held == calib.words_held(result.turn.distinctive, held)
         size = filled.store.term_stats().size("infra")
-        again = calib.confidence(
-            result.confidence.raw, calib.DEFAULT, size, result.confidence.found
-        )
+        conf = result.confidence
+        again = calib.confidence(conf.raw, calib.DEFAULT, size, conf.found, conf.held)
         assert result.confidence.calibrated == again.calibrated
     assert whole.confidence.found == 0.8  # all three words: (3 + 1) / (3 + 2)
+    assert whole.confidence.held == 3  # all three in the first hit
     assert "zookeeper" in part.turn.distinctive and part.confidence.found < 0.8
     # It travels with the reply, and an older daemon's reply (none) reads as no evidence.
     data = result_to_dict(part)
@@ -155,5 +156,8 @@ def test_the_confidence_reads_how_much_of_the_question_the_first_hits_hold(fille
     from chitta.wire import confidence_from_dict
 
     assert confidence_from_dict(data["confidence"]).found == data["confidence"]["found"]
+    assert confidence_from_dict(data["confidence"]).held == part.confidence.held
     data["confidence"].pop("found")
+    data["confidence"].pop("held")
     assert confidence_from_dict(data["confidence"]).found == 0.5
+    assert confidence_from_dict(data["confidence"]).held == 0

@@ -6,7 +6,8 @@ query, passed through a Platt fit (Platt 1999: a logistic ``p = sigmoid(a·x + b
 the calibrated value — KNOWN (the seed's confident-but-verify band) and UNKNOWN — and shown to
 the model as a percentage that has its own logistic refit over ``logit(p)``, because the raw
 Platt value drifts over-confident on a store it was not fitted on (the seed: ECE 0.31 raw,
-0.159 refit). The band stays on the raw calibrated value; only the number shown is refitted.
+0.159 refit). The band stays on the raw calibrated value (before the words held lift its
+ceiling, below); only the number shown is refitted.
 
 The raw maximum relevance is the highest cosine between the embedding of the whole query (its
 common words included: a name the store never saw is the clearest sign it cannot answer) and
@@ -43,6 +44,18 @@ fit without the weight (0: every fit stored before it) is the cosine alone. The 
 with each of the two, so the band is still one threshold on one ordering (Laplace 1814, the
 rule of succession).
 
+The ceiling has a second witness too. LoCoMo's plateau is the retriever's when nothing in
+the question pins the answer down: with one of the question's distinctive words in the first
+hit, the top 3 holds a gold turn about two times in five; with three, two in three; with six
+or more, nearly always (docs/benchmarks.md, "A ceiling the words lift"). So the miss of the
+ceiling also shrinks by ``e^(−word_decay·held)`` for ``held`` distinctive words the first hit
+holds (:func:`ceiling_at`; ``word_decay`` fitted with the ceiling by likelihood, 0 in fits
+stored before it: the same ceiling for every question). The words held lift the chance that
+the top 3 holds the answer — how precisely the question points — not the band: whether the
+store knows the topic is read, as before, from the cosine, the words found and the realm's
+size, so the band's threshold splits the value before the words held lift it (``signal``),
+and the value the percentage shows rises with the words held too.
+
 Pure functions: the fits (Newton's method on the logistic log-likelihood), the expected
 calibration error (Guo et al. 2017, ten equal-width bins) and AUROC (Mann–Whitney U).
 """
@@ -74,12 +87,15 @@ class Calibration:
     """A Platt fit of the size-adjusted maximum relevance, the band threshold and the display
     refit.
 
-    ``p = ceiling_at(ceiling, N, reach)·sigmoid(a·(raw − spread·√(2 ln N)) + found_weight·found
-    + b)`` for a realm of ``N`` memories whose first hits hold ``found`` of the question's
-    distinctive words (:func:`found_share`); KNOWN when ``p >= threshold``; the percentage shown is
+    ``p = ceiling_at(ceiling, N, reach, held, word_decay)·sigmoid(a·(raw − spread·√(2 ln N))
+    + found_weight·found + b)`` for a realm of ``N`` memories whose first hits hold ``found`` of
+    the question's distinctive words (:func:`found_share`), ``held`` of them the first hit
+    (:func:`words_held`); KNOWN when the same value with ``held`` 0 (the band's signal, see
+    the module) is at least ``threshold``; the percentage shown is
     ``100·sigmoid(display_a·logit(p) + display_b)`` (identity: 1 and 0). ``spread`` 0 and
     ``ceiling`` 1: Platt on the raw cosine alone; ``reach`` 0 (a fit stored before it was
-    added): the same ceiling in a realm of any size; ``found_weight`` 0: the cosine alone.
+    added): the same ceiling in a realm of any size; ``found_weight`` 0: the cosine alone;
+    ``word_decay`` 0: the same ceiling however many words the first hit holds.
     """
 
     a: float
@@ -101,10 +117,13 @@ class Calibration:
     reach: int = 0
     #: The weight of the words found (:func:`found_share`, the module); 0: the cosine alone.
     found_weight: float = 0.0
+    #: How much each distinctive word the first hit holds shrinks the ceiling's miss
+    #: (:func:`ceiling_at`); 0: the same ceiling for every question.
+    word_decay: float = 0.0
 
     def __post_init__(self) -> None:
         numbers = (self.a, self.b, self.threshold, self.display_a, self.display_b, self.spread,
-                   self.ceiling, self.found_weight)  # fmt: skip
+                   self.ceiling, self.found_weight, self.word_decay)  # fmt: skip
         if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                    for v in numbers):  # fmt: skip
             raise BadArgument("a calibration's coefficients must be finite numbers")
@@ -131,6 +150,10 @@ class Calibration:
         if self.found_weight < 0:
             # A negative weight would say: the more of the question found, the less it knows.
             raise BadArgument("a calibration's weight of the words found must not be negative")
+        if self.word_decay < 0:
+            # A negative decay would say: the more of the question the first hit holds, the
+            # more often the top 3 misses.
+            raise BadArgument("a calibration's word decay must not be negative")
 
     @property
     def is_default(self) -> bool:
@@ -168,13 +191,15 @@ NO_EVIDENCE = 0.5
 #: --data locomo10.json --data longmemeval_s_dev60.json` fits on both sets' tuning halves
 #: (1,797 questions: 880 of their own, 917 of the others' in that half that they cannot
 #: answer; 180 of them asked of small stores of one to five memories). The spread is fitted on
-#: answerable against unanswerable, the ceiling (of reach 3) and the weight of the words found
-#: by likelihood; the threshold is where the share of answerable questions put in UNKNOWN
-#: meets the share of unanswerable ones put in KNOWN (docs/benchmarks.md, "Calibration that
-#: generalizes" and "The words found beside the cosine"; hybrid fused by rsf).
-DEFAULT = Calibration(a=25.717, b=-10.362, threshold=0.2773, display_a=1.0545, display_b=0.0138,
-                      source="default", pairs=1797, model="all-MiniLM-L6-v2-int8", spread=0.0769,
-                      ceiling=0.60, reach=REACH, found_weight=11.042)  # fmt: skip
+#: answerable against unanswerable, the ceiling (of reach 3), its word decay and the weight of
+#: the words found by likelihood; the threshold is where the share of answerable questions put
+#: in UNKNOWN meets the share of unanswerable ones put in KNOWN, on the band's signal
+#: (docs/benchmarks.md, "Calibration that generalizes", "The words found beside the cosine"
+#: and "A ceiling the words lift"; hybrid fused by rsf, at commit c271018 and this fit's).
+DEFAULT = Calibration(a=30.918, b=-11.683, threshold=0.0969, display_a=1.0111, display_b=0.0096,
+                      source="default", pairs=1797, model="all-MiniLM-L6-v2-int8", spread=0.0671,
+                      ceiling=0.15, reach=REACH, found_weight=10.472,
+                      word_decay=0.35)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +209,16 @@ class Confidence:
     raw: float  # the maximum relevance (cosine, -1..1)
     calibrated: float  # Platt: the chance the top 3 holds what is asked for
     shown: float  # the displayed chance after the refit, 0..1
-    band: str  # KNOWN or UNKNOWN, on ``calibrated``
+    band: str  # KNOWN or UNKNOWN, on :attr:`band_value`
     source: str  # which fit: "default" or where the store's own came from
     found: float = NO_EVIDENCE  # how much of the question's distinctive words were found
+    held: int = 0  # how many of them the first hit holds
+    signal: float | None = None  # what the band's threshold splits (None: ``calibrated``)
+
+    @property
+    def band_value(self) -> float:
+        """What the band's threshold splits: ``signal``, or ``calibrated`` when not known."""
+        return self.calibrated if self.signal is None else self.signal
 
     @property
     def percent(self) -> int:
@@ -215,6 +247,7 @@ class Confidence:
             "calibrated": round(self.calibrated, 4),
             "raw": round(self.raw, 4),
             "found": round(self.found, 4),
+            "held": self.held,
             "calibration": self.source,
             "words": self.words(),
         }
@@ -243,14 +276,17 @@ def adjusted(raw: float, size: int, spread: float) -> float:
     return raw - spread * size_term(size)
 
 
-def ceiling_at(ceiling: float, size: int, reach: int) -> float:
-    """The ceiling in a realm of ``size`` memories. The top ``reach`` misses the gold at most
-    ``1 − ceiling`` of the time in a big store; it cannot miss in a realm of ``reach`` memories
-    or fewer (it holds them all), and in between the miss is scaled by the share of the realm
-    past the top ``reach``. ``reach`` 0: ``ceiling`` at every size."""
-    if reach <= 0:
-        return ceiling
-    return _capped(ceiling, max(0.0, 1.0 - reach / max(size, 1)))
+def ceiling_at(
+    ceiling: float, size: int, reach: int, held: int = 0, word_decay: float = 0.0
+) -> float:
+    """The ceiling in a realm of ``size`` memories for a question ``held`` of whose
+    distinctive words the first hit holds. The top ``reach`` misses the gold at most
+    ``1 − ceiling`` of the time in a big store when the first hit holds none of them; it
+    cannot miss in a realm of ``reach`` memories or fewer (it holds them all), and in between
+    the miss is scaled by the share of the realm past the top ``reach``; each word held
+    scales it by ``e^(−word_decay)``. ``reach`` 0: ``ceiling`` at every size."""
+    share = 1.0 if reach <= 0 else max(0.0, 1.0 - reach / max(size, 1))
+    return _capped(ceiling, share * math.exp(-word_decay * held))
 
 
 def _capped(ceiling: float, share: float | np.ndarray) -> float | np.ndarray:
@@ -258,26 +294,34 @@ def _capped(ceiling: float, share: float | np.ndarray) -> float | np.ndarray:
     return 1.0 - (1.0 - ceiling) * share
 
 
-def _reaches(sizes: Sequence[int], reach: int) -> np.ndarray:
-    """Each realm's share of the ceiling's miss (:func:`ceiling_at`): 1 with ``reach`` 0."""
+def _reaches(
+    sizes: Sequence[int], reach: int, held: Sequence[int] | None = None, word_decay: float = 0.0
+) -> np.ndarray:
+    """Each value's share of the ceiling's miss (:func:`ceiling_at`): 1 with ``reach`` 0 and
+    no words held."""
     n = np.maximum(np.asarray(sizes, dtype=float), 1.0)
-    return np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
+    shares = np.ones_like(n) if reach <= 0 else np.maximum(0.0, 1.0 - reach / n)
+    if held is None or word_decay == 0:
+        return shares
+    return shares * np.exp(-word_decay * np.asarray(held, dtype=float))
 
 
 def confidence(
-    raw: float, fit: Calibration, size: int = 1, found: float = NO_EVIDENCE
+    raw: float, fit: Calibration, size: int = 1, found: float = NO_EVIDENCE, held: int = 0
 ) -> Confidence:
     """The calibrated value, band and displayed chance of a raw maximum relevance in a realm
     of ``size`` live memories (it does not matter to a fit of spread 0 and reach 0) whose
     first hits hold ``found`` of the question's distinctive words (:func:`found_share`; 0.5,
     no evidence either way, when not known; it does not matter to a fit of ``found_weight``
-    0)."""
-    top = ceiling_at(fit.ceiling, size, fit.reach)
-    p = top * sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.found_weight * found + fit.b)
+    0), ``held`` of them the first hit (:func:`words_held`; it does not matter to a fit of
+    ``word_decay`` 0)."""
+    chance = sigmoid(fit.a * adjusted(raw, size, fit.spread) + fit.found_weight * found + fit.b)
+    p = ceiling_at(fit.ceiling, size, fit.reach, held, fit.word_decay) * chance
+    signal = ceiling_at(fit.ceiling, size, fit.reach) * chance  # the words held do not count
     shown = sigmoid(fit.display_a * logit(p) + fit.display_b)
-    band = KNOWN if p >= fit.threshold else UNKNOWN
+    band = KNOWN if signal >= fit.threshold else UNKNOWN
     return Confidence(raw=raw, calibrated=p, shown=shown, band=band, source=fit.source,
-                      found=found)  # fmt: skip
+                      found=found, held=held, signal=signal)  # fmt: skip
 
 
 #: The hits whose words :func:`found_share` reads: the top 3, as the fit's outcome (hit@3).
@@ -295,6 +339,13 @@ def found_share(distinctive: Sequence[str], held: Sequence[Collection[str]]) -> 
     wanted = set(distinctive)
     most = max((len(wanted & set(words)) for words in held[:FOUND_DEPTH]), default=0)
     return (most + 1) / (len(wanted) + 2)
+
+
+def words_held(distinctive: Sequence[str], held: Sequence[Collection[str]]) -> int:
+    """How many of the question's ``distinctive`` words the first hit holds (``held``: each
+    hit's words, best hit first; 0 when nothing was ranked): what lifts the ceiling
+    (:func:`ceiling_at`)."""
+    return len(set(distinctive) & set(held[0])) if held else 0
 
 
 def max_relevance(query: np.ndarray, vectors: Sequence[np.ndarray]) -> float:
@@ -344,8 +395,12 @@ def _fit_weights(columns: Sequence[Sequence[float]], y: Sequence[float], *, iter
     return w
 
 
-#: The ceilings tried (:func:`fit_capped`): 0.30, 0.31, …, 1.00.
-CEILINGS = tuple(round(0.30 + 0.01 * i, 2) for i in range(71))
+#: The ceilings tried (:func:`fit_capped`): 0.05, 0.06, …, 1.00. Below 0.30 only a fit whose
+#: ceiling the words held lift (:data:`WORD_DECAYS`) has come out: the ceiling of a question
+#: whose first hit holds none of its words.
+CEILINGS = tuple(round(0.05 + 0.01 * i, 2) for i in range(96))
+#: The word decays tried (:func:`fit_calibration`): 0, 0.05, …, 0.60.
+WORD_DECAYS = tuple(round(0.05 * i, 2) for i in range(13))
 
 
 def fit_capped(
@@ -422,6 +477,7 @@ def fit_calibration(
     sizes: Sequence[int] | None = None,
     ceiling: bool = True,
     found: Sequence[float] | None = None,
+    held: Sequence[int] | None = None,
 ) -> Calibration:
     """A Platt fit (with a ceiling unless ``ceiling`` is False: :func:`fit_capped`, of reach
     :data:`REACH` when the sizes are known) of ``hit3`` (the top 3 held a gold memory) against
@@ -435,7 +491,9 @@ def fit_calibration(
     (:func:`equal_error_threshold`); else the default's. ``model`` names the embedding model
     whose cosines ``raw`` holds. ``found``: how much of each question's distinctive words its
     first hits held (:func:`found_share`), fitted with its own weight when given and when
-    both weights come out positive (else the fit is of the cosine alone)."""
+    both weights come out positive (else the fit is of the cosine alone). ``held``: how many
+    of them each question's first hit held (:func:`words_held`); when given, the ceiling's
+    word decay is chosen with it by likelihood (:data:`WORD_DECAYS`), else it is 0."""
     reach = REACH if ceiling and sizes is not None else 0
     if sizes is None:
         sizes, spread = [1] * len(raw), 0.0
@@ -449,16 +507,19 @@ def fit_calibration(
         fitted = fit_spread(raw, sizes, target)
         spread = DEFAULT.spread if fitted is None else fitted
     x = [adjusted(r, n, spread) for r, n in zip(raw, sizes, strict=True)]
-    miss = _reaches(sizes, reach)
     if found is not None and len(found) != len(raw):
         raise BadArgument("a fit needs the words found for every value")
+    if held is not None and len(held) != len(raw):
+        raise BadArgument("a fit needs the words held for every value")
+    decays = WORD_DECAYS if reach and held is not None else (0.0,)
     columns = [x] if found is None else [x, list(found)]
-    w, top = _fit_columns(columns, hit3, ceiling, miss)
+    w, top, decay = _fit_decayed(columns, hit3, ceiling, sizes, reach, held, decays)
     if len(w) == 3 and min(w[0], w[1]) <= 0:
         # The words found said nothing the cosine did not, or took its place (a small set
         # they separate alone): the cosine is the witness every fit keeps.
         columns = [x]
-        w, top = _fit_columns(columns, hit3, ceiling, miss)
+        w, top, decay = _fit_decayed(columns, hit3, ceiling, sizes, reach, held, decays)
+    miss = _reaches(sizes, reach, held, decay)
     a, b, weight = float(w[0]), float(w[-1]), float(w[1]) if len(w) == 3 else 0.0
     if a <= 0:
         raise BadArgument("the fit came out backwards: higher relevance found fewer gold memories")
@@ -474,17 +535,44 @@ def fit_calibration(
         spread=spread,
         ceiling=top,
         reach=reach,
+        word_decay=decay,
     )
     z = np.asarray(columns, dtype=float).T @ w[:-1] + b
-    calibrated = [_capped(top, m) * sigmoid(float(v)) for v, m in zip(z, miss, strict=True)]
+    # The band's signal: the value before the words held lift the ceiling (see the module).
+    signals = [_capped(top, m) * sigmoid(float(v))
+               for v, m in zip(z, _reaches(sizes, reach), strict=True)]  # fmt: skip
     display = cross_fitted_display(x, hit3, ceiling=ceiling, miss=miss,
                                    found=columns[1] if len(columns) == 2 else None)  # fmt: skip
     if display is not None:
         fit = replace(fit, display_a=display[0], display_b=display[1])
     mixed = unanswerable is not None and any(unanswerable) and not all(unanswerable)
     if threshold is None and mixed:
-        fit = replace(fit, threshold=equal_error_threshold(calibrated, unanswerable))
+        fit = replace(fit, threshold=equal_error_threshold(signals, unanswerable))
     return fit
+
+
+def _fit_decayed(
+    columns: Sequence[Sequence[float]],
+    hit3: Sequence[bool],
+    ceiling: bool,
+    sizes: Sequence[int],
+    reach: int,
+    held: Sequence[int] | None,
+    decays: Sequence[float],
+) -> tuple[np.ndarray, float, float]:
+    """The weights, ceiling and word decay (one of ``decays``) of the highest likelihood."""
+    best: tuple[float, np.ndarray, float, float] | None = None
+    y = np.asarray(hit3, dtype=float)
+    for decay in decays:
+        miss = _reaches(sizes, reach, held, decay)
+        w, top = _fit_columns(columns, hit3, ceiling, miss)
+        z = np.asarray(columns, dtype=float).T @ w[:-1] + w[-1]
+        p = np.clip(_capped(top, miss) / (1.0 + np.exp(-np.clip(z, -35, 35))), 1e-12, 1 - 1e-12)
+        loglik = float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
+        if best is None or (w[0] > 0 and loglik > best[0]):
+            best = (loglik, w, top, decay)
+    assert best is not None  # decays is never empty
+    return best[1], best[2], best[3]
 
 
 def _fit_columns(
@@ -545,15 +633,18 @@ def refit_display(
     fitted_at: str | None = None,
     sizes: Sequence[int] | None = None,
     found: Sequence[float] | None = None,
+    held: Sequence[int] | None = None,
 ) -> Calibration:
     """``fit`` with only its displayed percentage refitted to these observations (in realms
     of ``sizes`` memories, None: one each; with the shares ``found`` of their words, None:
-    all): the band (a, b, spread, threshold, the words' weight) is kept, as the seed keeps it
-    on the broadly fitted raw value."""
+    all; ``held`` by the first hit, None: none): the band (a, b, spread, threshold, the
+    words' weight, the ceiling) is kept, as the seed keeps it on the broadly fitted raw
+    value."""
     counts = [1] * len(raw) if sizes is None else sizes
     shares = [1.0] * len(raw) if found is None else found
-    calibrated = [confidence(r, fit, n, f).calibrated
-                  for r, n, f in zip(raw, counts, shares, strict=True)]  # fmt: skip
+    firsts = [0] * len(raw) if held is None else held
+    calibrated = [confidence(r, fit, n, f, h).calibrated
+                  for r, n, f, h in zip(raw, counts, shares, firsts, strict=True)]  # fmt: skip
     da, db = fit_logistic([logit(p) for p in calibrated], [float(h) for h in hit3])
     if da <= 0:
         raise BadArgument("the refit came out backwards: higher confidence found fewer gold")

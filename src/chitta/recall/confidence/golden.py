@@ -42,14 +42,16 @@ class GoldenQuery:
 class Pair:
     """One calibration observation: the raw maximum relevance, what the top 3 held, how
     many live memories the realm asked had, and how much of the question's distinctive words
-    its first hits held (calibration.found_share; None: not known, a run of an older `chitta
-    bench abstain`)."""
+    its first hits held (calibration.found_share) and how many of them the first hit held
+    (calibration.words_held; either None: not known, a run of an older `chitta bench
+    abstain`)."""
 
     raw: float
     hit3: bool
     unanswerable: bool
     size: int = 1
     found: float | None = NO_EVIDENCE
+    held: int | None = 0
 
 
 def read_golden(lines: Iterable[str], name: str = "golden file") -> list[GoldenQuery]:
@@ -114,7 +116,8 @@ def measure(
             raise BadArgument("the recall gave no maximum relevance to calibrate")
         top3 = {h.memory.id for h in result.hits[:3]}
         pairs.append(Pair(result.confidence.raw, bool(top3 & set(q.gold)), not q.gold,
-                          stats.size(q.realm), result.confidence.found))  # fmt: skip
+                          stats.size(q.realm), result.confidence.found,
+                          result.confidence.held))  # fmt: skip
         if progress is not None:
             progress(len(pairs), len(queries))
     return pairs
@@ -131,7 +134,7 @@ def pairs_from_run(path: Path) -> list[Pair]:
         raise BadArgument(f"{path} has no 'pairs': is it a `chitta bench abstain` results file?")
     try:
         return [Pair(float(r["raw"]), bool(r["hit3"]), not r["answerable"], _size(r["size"]),
-                     _share(r.get("found"))) for r in rows]  # fmt: skip
+                     _share(r.get("found")), _held(r.get("held"))) for r in rows]  # fmt: skip
     except KeyError as exc:
         if exc.args == ("size",):
             raise BadArgument(f"{path} gives no realm sizes: it comes from an older "
@@ -146,6 +149,21 @@ def found_of(pairs: Sequence[Pair]) -> list[float] | None:
     alone)."""
     shares = [p.found for p in pairs]
     return None if any(f is None for f in shares) else [float(f) for f in shares if f is not None]
+
+
+def held_of(pairs: Sequence[Pair]) -> list[int] | None:
+    """The pairs' words held by the first hit, or None when any is not known (the fit's
+    ceiling is then the same for every question)."""
+    counts = [p.held for p in pairs]
+    return None if any(h is None for h in counts) else [h for h in counts if h is not None]
+
+
+def _held(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"the words held must be a whole number, 0 or more, got {value!r}")
+    return value
 
 
 def _share(value: object) -> float | None:
