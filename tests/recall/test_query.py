@@ -44,6 +44,7 @@ def test_the_threshold_is_a_fraction_of_the_realm() -> None:
         "You mentioned that companies use two-factor authentication; which ones?",
         "What was the move you made after 27. Kg2?",
         "Which sealant did you recommend for my pallet wood table?",
+        "what the assistant suggested for the flaky retry test",  # an agent's own query
         "I remember you provided a list of prompt parameters. What was the 27th?",
         "What did your answer say about the retry limit?",
         "Back to our previous chat about the rotation sheet: who works Sunday?",

@@ -21,8 +21,9 @@ from chitta.recall.lanes.kw import STOP_WORDS, query_terms
 #: A realm needs this many memories before any word is called common.
 MIN_REALM_SIZE = 20
 _WORD = re.compile(r"\w+", re.UNICODE)
-#: A question that asks after the agent's own words: "you" with a past speech act ("the
-#: sealant you recommended", "which did you suggest?"), "your answer", or the earlier
+#: A question that asks after the agent's own words: "you" (or "the assistant", as an agent's
+#: own query names itself) with a past speech act ("the sealant you recommended", "which did
+#: you suggest?", "what the assistant said about…"), "your answer", or the earlier
 #: conversation itself ("our previous chat", "we talked about"). Present-tense requests
 #: ("can you suggest…") ask for something new and do not count.
 _SAID = (
@@ -35,11 +36,13 @@ _SAY = (
     "|propose|offer|show|come up with|answer|reply|advise|point out|put together|create"
     "|compile|draft|outline|help"
 )
+#: The agent as the user addresses it, or as an agent's own query names it.
+_AGENT = r"(?:you|the assistant|the agent)"
 _ASKS_AGENT = re.compile(
-    rf"\byou\s+(?:\w+\s+){{0,2}}?(?:{_SAID})\b"
-    rf"|\bdid you\s+(?:\w+\s+)?(?:{_SAY})\b"
-    r"|\byour (?:answer|reply|response|suggestion|recommendation|advice|list|explanation"
-    r"|idea|tip)s?\b"
+    rf"\b{_AGENT}\s+(?:\w+\s+){{0,2}}?(?:{_SAID})\b"
+    rf"|\bdid {_AGENT}\s+(?:\w+\s+)?(?:{_SAY})\b"
+    r"|\b(?:your|the assistant's|the agent's) (?:answer|reply|response|suggestion"
+    r"|recommendation|advice|list|explanation|idea|tip)s?\b"
     r"|\bour (?:previous|last|earlier|past|other) (?:conversation|chat|discussion|session"
     r"|exchange)s?\b"
     r"|\bwe (?:talked|discussed|chatted|spoke|went over|covered)\b",
