@@ -10,6 +10,7 @@ from chitta.errors import BadArgument
 from chitta.recall.confidence.golden import (
     GoldenQuery,
     found_of,
+    held_of,
     measure,
     pairs_from_run,
     read_golden,
@@ -67,6 +68,8 @@ def test_measure_recalls_each_query_and_notes_its_top_three(chitta: Chitta) -> N
     assert pairs[0].raw > pairs[1].raw
     # How much of each question the first hits hold: most of the first, none of the other's.
     assert pairs[0].found >= 2 / 3 and pairs[1].found == 1 / 4
+    # And how many of them the first hit holds: "staging", "postgres" and "port" at least.
+    assert pairs[0].held >= 2 and pairs[1].held == 0
 
 
 def test_a_gold_id_not_in_the_store_or_the_realm_is_named(chitta: Chitta) -> None:
@@ -102,10 +105,20 @@ def test_pairs_from_a_benchmark_run(tmp_path: Path) -> None:
         (0.1, False, True, 3),
     ]
     assert found_of(pairs_from_run(run)) is None  # a run from before the words were kept
+    assert held_of(pairs_from_run(run)) is None  # the fit's ceiling is then one for all
     rows = [{"raw": 0.5, "hit3": True, "answerable": True, "size": 600, "found": 0.5},
             {"raw": 0.1, "hit3": False, "answerable": False, "size": 3, "found": 0}]  # fmt: skip
     run.write_text(json.dumps({"pairs": rows}))
     assert found_of(pairs_from_run(run)) == [0.5, 0.0]
+    for row, held in zip(rows, (3, 0), strict=True):
+        row["held"] = held
+    run.write_text(json.dumps({"pairs": rows}))
+    assert held_of(pairs_from_run(run)) == [3, 0]
+    rows[1]["held"] = 1.5
+    run.write_text(json.dumps({"pairs": rows}))
+    with pytest.raises(BadArgument, match="malformed.*words held must be a whole number"):
+        pairs_from_run(run)
+    rows[1]["held"] = 0
     rows[1]["found"] = 2
     run.write_text(json.dumps({"pairs": rows}))
     with pytest.raises(BadArgument, match="malformed.*words found must be a number"):
