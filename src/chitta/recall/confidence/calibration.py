@@ -440,11 +440,16 @@ def fit_capped(
             w += step
             if np.abs(step).max() < 1e-9:
                 break
-        p = np.clip(c / (1.0 + np.exp(-np.clip(design @ w, -35, 35))), 1e-12, 1 - 1e-12)
-        loglik = float(np.sum(ys * np.log(p) + (1 - ys) * np.log(1 - p)))
+        loglik = _log_likelihood(c, design @ w, ys)
         if w[0] > 0 and loglik > best[0]:
             best = (loglik, w.copy(), top)
     return best[1], best[2]
+
+
+def _log_likelihood(ceiling: float | np.ndarray, z: np.ndarray, y: np.ndarray) -> float:
+    """The log-likelihood of the outcomes ``y`` under ``p = ceiling·sigmoid(z)``."""
+    p = np.clip(ceiling / (1.0 + np.exp(-np.clip(z, -35, 35))), 1e-12, 1 - 1e-12)
+    return float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
 #: Sizes whose √(2 ln N) spans less than this cannot tell the size's part from the intercept.
@@ -567,8 +572,7 @@ def _fit_decayed(
         miss = _reaches(sizes, reach, held, decay)
         w, top = _fit_columns(columns, hit3, ceiling, miss)
         z = np.asarray(columns, dtype=float).T @ w[:-1] + w[-1]
-        p = np.clip(_capped(top, miss) / (1.0 + np.exp(-np.clip(z, -35, 35))), 1e-12, 1 - 1e-12)
-        loglik = float(np.sum(y * np.log(p) + (1 - y) * np.log(1 - p)))
+        loglik = _log_likelihood(_capped(top, miss), z, y)
         if best is None or (w[0] > 0 and loglik > best[0]):
             best = (loglik, w, top, decay)
     assert best is not None  # decays is never empty
