@@ -17,11 +17,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from chitta.config import DEFAULT_REALM
 from chitta.errors import BadArgument
 from chitta.recall.confidence.calibration import NO_EVIDENCE
+
+_T = TypeVar("_T")
 
 if TYPE_CHECKING:
     from chitta.api import Chitta
@@ -147,15 +149,18 @@ def pairs_from_run(path: Path) -> list[Pair]:
 def found_of(pairs: Sequence[Pair]) -> list[float] | None:
     """The pairs' words found, or None when any is not known (the fit is then of the cosine
     alone)."""
-    shares = [p.found for p in pairs]
-    return None if any(f is None for f in shares) else [float(f) for f in shares if f is not None]
+    return _all_known([p.found for p in pairs])
 
 
 def held_of(pairs: Sequence[Pair]) -> list[int] | None:
     """The pairs' words held by the first hit, or None when any is not known (the fit's
     ceiling is then the same for every question)."""
-    counts = [p.held for p in pairs]
-    return None if any(h is None for h in counts) else [h for h in counts if h is not None]
+    return _all_known([p.held for p in pairs])
+
+
+def _all_known(values: list[_T | None]) -> list[_T] | None:
+    """``values``, or None when any of them is not known."""
+    return None if any(v is None for v in values) else [v for v in values if v is not None]
 
 
 def _held(value: object) -> int | None:
