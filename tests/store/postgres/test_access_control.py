@@ -22,7 +22,12 @@ from chitta.errors import AccessDenied, MemoryNotFound
 from chitta.store.access import AccessRecord
 from chitta.store.code_links import SymbolLink
 from chitta.store.postgres import PostgresStore
-from chitta.store.postgres.access_control import AGENT_ROLE, MEMORY_TABLES, REALM_TABLES
+from chitta.store.postgres.access_control import (
+    AGENT_ROLE,
+    LATER_MEMORY_TABLES,
+    MEMORY_TABLES,
+    REALM_TABLES,
+)
 from chitta.store.postgres.code_links_schema import CODE_LINK_TABLES
 from chitta.store.postgres.code_schema import CODE_TABLES, EDGE_TABLES, SEARCH_TABLES
 from chitta.store.records import Episode, Scope, Source, Triplet
@@ -100,6 +105,7 @@ def team(pg_server: Any, pg_url: str, tmp_path: Path, make_memory) -> Iterator[T
         bob.add_triplets([triplet(BOB, 1, mine[0].id)])
         bob.add_alias(BOB, "Ada L.", "ada l.", "ada")
         bob.add_replication(mine[0].id, "other-session", 5)
+        bob.set_pieces({mine[0].id: np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0)])})
         pair = (mine[0].id, mine[1].id)
         bob.record_access(AccessRecord(at=10, ids=pair, together=pair, step=0.5))
         bob.flush_access()
@@ -118,7 +124,7 @@ def _bobs_rows(conn: psycopg.Connection, ids: list[str]) -> dict[str, int]:
     for table in REALM_TABLES:
         counts[table] = conn.execute(f"SELECT count(*) FROM {table} WHERE realm = %s",
                                      (BOB,)).fetchone()[0]  # fmt: skip
-    for table, (columns, _) in MEMORY_TABLES.items():
+    for table, (columns, _) in (MEMORY_TABLES | LATER_MEMORY_TABLES).items():
         named = " OR ".join(f"{c} = ANY(%s)" for c in columns)
         counts[table] = conn.execute(f"SELECT count(*) FROM {table} WHERE {named}",
                                      [ids] * len(columns)).fetchone()[0]  # fmt: skip
@@ -241,6 +247,8 @@ def test_through_the_store_alice_sees_none_of_bobs(team: Team, make_memory) -> N
                 alice.get(memory_id, include_deleted=True)
         assert alice.get_many(sorted(bobs)) == {}
         assert alice.vectors_for(sorted(bobs)) == {}
+        assert alice.pieces_for(sorted(bobs)) == {}
+        assert alice.set_pieces({i: np.stack([unit(1, 0, 0, 0)]) for i in bobs}) == 0
         assert alice.existing_ids("memories", sorted(bobs)) == set()
         assert alice.session_recent("bob-session", 10) == []
         assert {m.realm for m in alice.iter_memories(include_deleted=True)} == {ALICE, HANDBOOK}
@@ -403,8 +411,8 @@ def test_every_data_table_has_row_level_security(team: Team) -> None:
     by_name = {name: rest for name, *rest in tables}
     assert by_name.pop("chitta_grants") == [False, False, 0, False]
     assert by_name.pop("generation")[3] is True  # one counter, no realm's data
-    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *CODE_TABLES, *EDGE_TABLES,
-                            *SEARCH_TABLES, *CODE_LINK_TABLES, "meta"}  # fmt: skip
+    assert set(by_name) == {*REALM_TABLES, *MEMORY_TABLES, *LATER_MEMORY_TABLES, *CODE_TABLES,
+                            *EDGE_TABLES, *SEARCH_TABLES, *CODE_LINK_TABLES, "meta"}  # fmt: skip
     for name, (secured, forced, policies, readable) in by_name.items():
         assert secured and not forced and policies >= 2 and readable, name
 

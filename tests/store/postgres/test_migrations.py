@@ -1,5 +1,6 @@
 """Schema migrations of a PostgreSQL store: a database made by an older chitta opens at the
-latest with its rows intact (version 7: find_symbol's name index; 8: memories by their time)."""
+latest with its rows intact (version 7: find_symbol's name index; 8: memories by their time;
+9: memories' pieces)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from tests.conftest import memory
 
 from chitta.errors import StoreError
 from chitta.store.postgres import PostgresStore, schema
@@ -50,7 +52,7 @@ def test_a_version_6_database_finds_its_symbols_through_the_new_index(
     build_at(pg_url, 6)
     assert name_indexes(pg_url) == {"code_symbols_name"}
     with PostgresStore(pg_url, home=tmp_path) as store:
-        assert store.meta("schema_version") == str(schema.LATEST) == "8"
+        assert store.meta("schema_version") == str(schema.LATEST) == "9"
         find = store.code().find_symbols
         assert [f.id for f in find("old", "total")] == ["s-bill", "s-cart", "s-upper"]
         assert [f.id for f in find("old", "Bill.TOTAL")] == ["s-bill"]
@@ -84,7 +86,21 @@ def test_a_version_7_database_finds_a_periods_memories_through_the_time_index(
 ) -> None:
     build_at(pg_url, 7)
     with PostgresStore(pg_url, home=tmp_path) as store:
-        assert store.meta("schema_version") == "8"
+        assert store.meta("schema_version") == str(schema.LATEST)
     with psycopg.connect(pg_url) as conn:
         rows = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'memories'")
         assert "memories_time" in {r[0] for r in rows}
+
+
+def test_a_version_8_database_keeps_memories_pieces_after_the_step(
+    pg_url: str, tmp_path: Path, embedder
+) -> None:
+    build_at(pg_url, 8)
+    with PostgresStore(pg_url, home=tmp_path) as store:
+        assert store.meta("schema_version") == "9"
+        store.bind_model(embedder.identity())
+        m = memory("The ferry leaves at seven. It sails from pier four.")
+        vectors = embedder.embed([m.content, "The ferry leaves at seven."]).vectors
+        store.insert([(m, vectors[0])])
+        assert store.set_pieces({m.id: vectors[1:]}) == 1
+        assert store.pieces_for([m.id])[m.id].size == vectors.shape[1]

@@ -174,8 +174,10 @@ def seed_nothing(conn: sqlite3.Connection) -> None:
 SEEDS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: seed_v1, 2: seed_v2, 3: seed_v3, 4: seed_v4, 5: seed_v5, 6: seed_v6, 7: seed_v7,
     # Versions 8, 9, 11 and 12 hold nothing the one before could not (9's links and history
-    # start empty; 12's vector log starts with its one first row; 13 adds an index).
+    # start empty; 12's vector log starts with its one first row; 13 adds an index; 14's
+    # pieces start empty).
     8: seed_nothing, 9: seed_nothing, 10: seed_v10, 11: seed_nothing, 12: seed_nothing,
+    13: seed_nothing,
 }  # fmt: skip
 
 

@@ -64,6 +64,10 @@ MEMORY_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "replications": (("memory_id",), ("SELECT", "INSERT", "UPDATE", "DELETE")),
     "co_access": (("a", "b"), ("SELECT", "INSERT", "UPDATE", "DELETE")),
 }
+#: Tables keyed by memory ids that later schemas add (postgres/schema.py), as MEMORY_TABLES.
+LATER_MEMORY_TABLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "pieces": (("memory_id",), ("SELECT", "INSERT", "UPDATE", "DELETE")),  # schema 9
+}
 #: meta keys only the owner writes.
 OWNER_KEYS = ("schema_version", "model")
 
@@ -180,7 +184,7 @@ def realm_policies(table: str, commands: tuple[str, ...]) -> str:
     return "\n".join(sql)
 
 
-def _memory_policies(table: str, columns: tuple[str, ...]) -> str:
+def memory_policies(table: str, columns: tuple[str, ...]) -> str:
     """Policies following the memories each row names: the memory's own policy applies inside
     the EXISTS, so it finds a memory only where the agent may read it."""
     readable = " AND ".join(
@@ -199,6 +203,14 @@ def _memory_policies(table: str, columns: tuple[str, ...]) -> str:
         f"USING ({readable}) WITH CHECK ({writable});",
         f"CREATE POLICY {table}_delete ON {table} FOR DELETE TO {AGENT_ROLE} USING ({writable});",
     ])  # fmt: skip
+
+
+def later_memory_table(table: str) -> str:
+    """The policies and agents' privileges of one of :data:`LATER_MEMORY_TABLES`, for the
+    schema step that makes it."""
+    columns, commands = LATER_MEMORY_TABLES[table]
+    return "\n".join([memory_policies(table, columns),
+                      f"GRANT {', '.join(commands)} ON {table} TO {AGENT_ROLE};"])  # fmt: skip
 
 
 def _meta_policies() -> str:
@@ -234,7 +246,7 @@ V2 = "\n".join([
     _ROLE_AND_GRANTS,
     ADMIN_FUNCTIONS,
     *(realm_policies(t, c) for t, c in REALM_TABLES.items()),
-    *(_memory_policies(t, cols) for t, (cols, _) in MEMORY_TABLES.items()),
+    *(memory_policies(t, cols) for t, (cols, _) in MEMORY_TABLES.items()),
     _meta_policies(),
     _privileges(),
 ])  # fmt: skip

@@ -238,6 +238,17 @@ V8 = """
 CREATE INDEX memories_time ON memories (realm, (coalesce(event_time, created_at)));
 """
 
+# A memory's pieces' vectors (embed/pieces.py), as SQLite's schema 14: float16 rows one after
+# the other; agents see a memory's pieces where they may see the memory.
+V9 = "\n".join([
+    """
+CREATE TABLE pieces (
+    memory_id text COLLATE "C" PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    vectors   bytea NOT NULL
+);""",
+    access_control.later_memory_table("pieces"),
+])  # fmt: skip
+
 #: MIGRATIONS[i] takes a database from schema version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
     V1,
@@ -248,6 +259,7 @@ MIGRATIONS: tuple[str, ...] = (
     code_schema.V6,  # symbol search's vectors
     code_schema.V7,  # find_symbol's covering name index
     V8,  # memories by their time
+    V9,  # memories' pieces
 )
 LATEST = len(MIGRATIONS)
 

@@ -76,11 +76,12 @@ log = logging.getLogger(__name__)
 
 #: chitta's tables, for the store's size.
 #: Which part of :meth:`PostgresStore.disk_usage` a table counts in (else ``other``).
-_PARTS = {"memories": "memories", "embeddings": "embeddings", "kw_postings": "keywords",
+_PARTS = {"memories": "memories", "embeddings": "embeddings", "pieces": "embeddings",
+          "kw_postings": "keywords",
           "kw_realms": "keywords"}  # fmt: skip
 TABLES = ("meta", "generation", "memories", "embeddings", "kw_postings", "kw_realms", "purged",
           "link_touches", "triplets", "entity_aliases", "episodes", "access_log", "co_access",
-          "replications", *code_sql.TABLES, *code_vectors.VECTOR_TABLES)  # fmt: skip
+          "replications", "pieces", *code_sql.TABLES, *code_vectors.VECTOR_TABLES)  # fmt: skip
 #: The HNSW search's candidate list (pgvector's ``hnsw.ef_search``): at least this, and at
 #: least k.
 EF_SEARCH = 100
@@ -331,6 +332,7 @@ class PostgresStore:
                 [(v.astype(np.float32), gen, mid) for mid, v in vectors.items()],
             )
             cur.execute("DELETE FROM embeddings WHERE vector_dims(vector) <> %s", (identity.dim,))
+            cur.execute("DELETE FROM pieces")  # the old model's; the caller embeds them anew
             cur.execute(
                 "INSERT INTO meta (key, value) VALUES ('model', %s) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -425,6 +427,28 @@ class PostgresStore:
                 )
                 given += cur.rowcount
         return given
+
+    def set_pieces(self, pieces: Mapping[str, np.ndarray]) -> int:
+        """Store memories' pieces' vectors, replacing theirs (store/base.py)."""
+        if not pieces:
+            return 0
+        with self._tx("storing pieces") as cur:
+            stored = 0
+            for memory_id in sorted(pieces):
+                cur.execute(
+                    "INSERT INTO pieces (memory_id, vectors) SELECT id, %s FROM memories "
+                    "WHERE id = %s ON CONFLICT (memory_id) DO UPDATE SET vectors = "
+                    "excluded.vectors",
+                    (pieces[memory_id].astype(np.float16).tobytes(), memory_id),
+                )
+                stored += cur.rowcount
+        return stored
+
+    def pieces_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        rows = self._read(
+            "SELECT memory_id, vectors FROM pieces WHERE memory_id = ANY(%s)", (list(ids),)
+        )
+        return {r[0]: np.frombuffer(r[1], dtype=np.float16) for r in rows}
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))

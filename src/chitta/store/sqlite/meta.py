@@ -64,6 +64,7 @@ class Meta(Connection):
                 "(memory_id) DO UPDATE SET vector = excluded.vector",
                 ((mid, v.astype(np.float32).tobytes()) for mid, v in vectors.items()),
             )
+            conn.execute("DELETE FROM pieces")  # the old model's; the caller embeds them anew
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('model', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

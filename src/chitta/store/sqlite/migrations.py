@@ -376,9 +376,19 @@ V13 = """
 CREATE INDEX memories_time ON memories (realm, coalesce(event_time, created_at));
 """
 
+# A memory's pieces' vectors (embed/pieces.py): its sentences', one float16 row each, for
+# the sem lane's best-sentence score. Memories of one sentence have none; so do memories
+# stored before this version until `chitta reembed`.
+V14 = """
+CREATE TABLE pieces (
+    memory_id TEXT PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    vectors   BLOB NOT NULL
+);
+"""
+
 #: MIGRATIONS[i] takes a store from schema version i to i + 1.
 MIGRATIONS: tuple[str, ...] = (
-    V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11, V12, V13
+    V1, V2, V3, V4, V5, V6, V7, V8, V9_CODE_LINKS, V10, V11, V12, V13, V14
 )  # fmt: skip
 LATEST = len(MIGRATIONS)
 

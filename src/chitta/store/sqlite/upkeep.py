@@ -133,7 +133,12 @@ def _part_of(table: str) -> str:
     """The part of the store a table or index of the file belongs to (disk_usage)."""
     if table.startswith("memories_fts"):
         return "keywords"
-    if table in ("embeddings", "sqlite_autoindex_embeddings_1"):
+    if table in (
+        "embeddings",
+        "sqlite_autoindex_embeddings_1",
+        "pieces",
+        "sqlite_autoindex_pieces_1",
+    ):
         return "embeddings"
     if table.startswith(("memories", "sqlite_autoindex_memories")):
         return "memories"
