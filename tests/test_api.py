@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chitta.api import MS_PER_DAY, Chitta
@@ -303,3 +304,22 @@ def test_calibration_backup_restore_and_reembed(api, tmp_path) -> None:
     assert api.reembed(progress=lambda done, total: seen.append((done, total))) == 1
     assert seen[-1] == (1, 1)
     assert api.recall("write-ahead log", realm="demo").hits[0].memory.id == mid
+
+
+FERRY_NOTE = ("Packing list is done. The ferry to the island leaves at seven from pier four. "
+              "Remember the sunscreen.")  # fmt: skip
+
+
+def test_a_memory_of_sentences_is_stored_with_their_vectors(chitta: Chitta, embedder) -> None:
+    """remember embeds the sentences of a memory of several beside its whole (embed/pieces.py)
+    and the sem lane reads them; a memory of one sentence has none. reembed makes them again
+    with the model it installs."""
+    many = chitta.remember(FERRY_NOTE, realm="trip").id
+    one = chitta.remember(WAL, realm="trip").id
+    stored = chitta.store.pieces_for([many, one])
+    assert list(stored) == [many] and stored[many].size == 3 * embedder.identity().dim
+    assert chitta.recall("when does the boat sail", realm="trip").hits[0].memory.id == many
+    assert chitta.reembed() == 2
+    again = chitta.store.pieces_for([many, one])
+    assert list(again) == [many]
+    np.testing.assert_array_equal(again[many], stored[many])

@@ -7,6 +7,7 @@ operation validates its input before touching the store, so a refused call chang
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +30,8 @@ from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
-from chitta.errors import BadArgument, DaemonUnavailable, MemoryNotFound
+from chitta.embed.pieces import pieces_by_id
+from chitta.errors import BadArgument, DaemonUnavailable, EmbedError, MemoryNotFound
 from chitta.learn.context import query_context
 from chitta.learn.learner import IMPLICIT_WEIGHT, Learner
 from chitta.provenance import Provenance
@@ -75,6 +77,8 @@ from chitta.validate import MAX_TAGS, check_content, check_scope_name, parse_tag
 if TYPE_CHECKING:
     from chitta.remote import DaemonChitta
     from chitta.subconscious.embedding import EmbedQueue
+
+log = logging.getLogger(__name__)
 
 MS_PER_DAY = 86_400_000
 #: Memories decayed per transaction by :meth:`Chitta.decay`.
@@ -363,6 +367,8 @@ class Chitta:
                     return self._reinforce_duplicate(repeat.id, repeat.similarity, memory.tags,
                                                      memory.source, burst=repeat.burst)  # fmt: skip
             self.store.insert([(memory, vector)])
+        if vector is not None:
+            self.give_pieces([memory])
         if vector is None and self.embed_queue is not None:
             self.embed_queue.deferred += 1
             self.embed_queue.add(memory.id, memory.realm)
@@ -387,6 +393,19 @@ class Chitta:
             memory = fragment_memory(turn, fragment, new_id(now), now, truncated)
             ids.append(self.insert_gated(memory, vector, besides=Kind.EPISODE).id)
         return tuple(dict.fromkeys(ids))
+
+    def give_pieces(self, memories: Sequence[Memory]) -> int:
+        """Embed and store the pieces of ``memories`` that have them (their sentences,
+        embed/pieces.py); how many got theirs. The memories are stored already: when the model
+        fails here they keep their whole vector alone, which recall reads as before, and
+        ``chitta reembed`` gives them their pieces later."""
+        try:
+            found = pieces_by_id(self.embedder, [(m.id, m.content) for m in memories])
+        except EmbedError as exc:
+            log.warning("%d memories stored without their sentences' vectors: %s",
+                        len(memories), exc)  # fmt: skip
+            return 0
+        return self.store.set_pieces(found) if found else 0
 
     def repeat_of(
         self, memory: Memory, vector: np.ndarray, *, besides: Kind | None = None
@@ -456,6 +475,7 @@ class Chitta:
                 if changed != fresh:
                     self.store.update(changed)
                 given += self.store.set_vectors({m.id: vector})
+        self.give_pieces(found)
         return Embedded(given, folded)
 
     def _get_any(self, memory_id: str) -> Memory | None:
@@ -911,6 +931,8 @@ class Chitta:
             if progress:
                 progress(min(start + 256, len(memories)), len(memories))
         self.store.replace_model(self.embedder.identity(), vectors)
+        for start in range(0, len(memories), 256):
+            self.give_pieces(memories[start : start + 256])
         # A fit of the old model's cosines says nothing about the new model's.
         self.set_calibration(None)
         return len(memories)

@@ -169,3 +169,12 @@ def test_the_same_text_embedded_in_line_finds_its_twin_still_waiting(chitta: Chi
     queue.defer_at = 1000  # the load has passed: the next one is embedded in line
     again = chitta.remember(FERRY, realm="d")
     assert again.embedded is True and again.deduplicated and again.id == first.id
+
+
+def test_a_deferred_memory_gets_its_sentences_vectors_with_its_own(chitta: Chitta) -> None:
+    queue = busy_queue(chitta)
+    text = "The ferry to the island leaves at seven. It sails from pier four."
+    done = chitta.remember(text, realm="trip")
+    assert done.embedded is False and chitta.store.pieces_for([done.id]) == {}
+    drain(Subconscious(chitta, ONLY_EMBED, queue=queue))
+    assert list(chitta.store.pieces_for([done.id])) == [done.id]

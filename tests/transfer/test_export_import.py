@@ -272,3 +272,16 @@ def test_bytes_that_are_not_utf8_make_a_bad_line_and_nothing_is_rewritten(
     assert read == [len(good) + 5, len(latin1) + 1]  # bytes as read, the BOM included
     (m,) = chitta.store.iter_memories()
     assert m.content == "Déjà vu is valid UTF-8 here"
+
+
+def test_an_imported_memory_gets_its_sentences_vectors(
+    chitta: Chitta, embedder, tmp_path: Path
+) -> None:
+    """The file holds whole vectors only; the import embeds the pieces (embed/pieces.py),
+    with or without the file's vectors."""
+    two = chitta.remember("The ferry leaves at seven. It sails from pier four.", realm="demo").id
+    one = chitta.remember("Alice prefers tabs over spaces in Python", realm="demo").id
+    for embeddings in (True, False):
+        with Chitta.open(Settings(home=tmp_path / f"copy-{embeddings}"), embedder=embedder) as c:
+            import_jsonl(c, io.StringIO(_export(chitta, embeddings=embeddings)))
+            assert list(c.store.pieces_for([two, one])) == [two]

@@ -183,6 +183,9 @@ class _Importer:
                 [(n, m) for n, m, _ in prepared],
                 lambda ms: self.store.insert([(m, vectors[m.id]) for m in ms]),
             )
+            # The file holds no pieces (their vectors are the model's, made again here); a
+            # memory the write refused is left by set_pieces.
+            self.chitta.give_pieces([m for _, m, _ in prepared])
         if self.pending_triplets:
             batch = self._skip_existing("triplets", self.pending_triplets)
             self.pending_triplets = []

@@ -1,0 +1,73 @@
+"""A memory's pieces: its sentences, embedded beside the whole text.
+
+One vector for a whole memory blurs what each of its sentences says: "Hey, hope all's good!
+I had a quiet weekend after we went camping with my fam two weekends ago." sits between a
+greeting and a camping trip, and a question about the trip finds it late. Each sentence of
+such a memory is embedded on its own as well, and the ``sem`` lane scores a memory by its
+whole vector and its best sentence together (recall/lanes/sem.py) — a document scored by its
+best passage, as in MaxP (Dai & Callan 2019, "Deeper Text Understanding for IR with
+Contextual Neural Language Modeling"). Sentences also reach past the model's input limit,
+where the whole text is cut.
+
+A memory of one sentence has no pieces: its whole vector says it all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from chitta.embed.base import Embedder
+
+#: A sentence ends at ., ! or ? followed by white space.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: A label the memory starts with ("Melanie: ", "Decision: "), carried into every piece so that
+#: each says whose or what it is, as the whole does.
+_LABEL = re.compile(r"^[^:]{1,40}: ")
+#: An image's caption the text ends with ("… [image: a photo of a bowl]"), a piece of its own.
+_CAPTION = re.compile(r" \[image: (.*)\]$", re.DOTALL)
+#: Shorter sentences ("Thanks!", "Me too.") say too little to be found by.
+MIN_WORDS = 3
+#: At most this many pieces a memory (the first ones): a bound on the write's embedding work
+#: for a very long text. 99 % of the development sets' turns have 32 or fewer.
+MAX_PIECES = 32
+
+
+def pieces_of(text: str) -> list[str]:
+    """The pieces ``text`` is embedded as besides its whole: its sentences of at least
+    :data:`MIN_WORDS` words, each with the text's leading label; none when there are fewer
+    than two."""
+    label_match = _LABEL.match(text)
+    label = label_match.group(0) if label_match else ""
+    body = text[len(label) :]
+    caption = _CAPTION.search(body)
+    if caption is not None:
+        body = body[: caption.start()]
+    found = [label + s for s in _SENTENCE_END.split(body) if len(s.split()) >= MIN_WORDS]
+    if caption is not None:
+        found.append(f"{label}[image: {caption.group(1)}]")
+    return found[:MAX_PIECES] if len(found) > 1 else []
+
+
+def embed_pieces(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray | None]:
+    """For each of ``texts``, its pieces' unit vectors (one row a piece), or ``None`` for a
+    text without pieces; every piece of every text in one call."""
+    split = [pieces_of(t) for t in texts]
+    flat = [p for pieces in split for p in pieces]
+    if not flat:
+        return [None] * len(texts)
+    vectors = embedder.embed(flat).vectors
+    out: list[np.ndarray | None] = []
+    start = 0
+    for pieces in split:
+        out.append(vectors[start : start + len(pieces)] if pieces else None)
+        start += len(pieces)
+    return out
+
+
+def pieces_by_id(embedder: Embedder, items: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
+    """The pieces' vectors of ``items`` (memory id, text) that have pieces, by memory id."""
+    embedded = embed_pieces(embedder, [text for _, text in items])
+    return {mid: v for (mid, _), v in zip(items, embedded, strict=True) if v is not None}
