@@ -1,6 +1,17 @@
-"""``sem``: dense vector seeds, exact cosine over the scope's vectors."""
+"""``sem``: dense vector seeds over the scope's vectors, each scored by its whole text and its
+best sentence together.
+
+The nearest memories by their whole vector are found first; those that have pieces (their
+sentences' own vectors, embed/pieces.py) are then scored by the mean of the whole cosine and
+the better of it and the best sentence's: a memory one sentence of which answers the query
+rises over one that only resembles it throughout (MaxP, Dai & Callan 2019, here beside the
+whole text rather than in place of it; issue 19's rule chose the mean on both development
+sets' tuning halves, docs/benchmarks.md "A memory's best sentence").
+"""
 
 from __future__ import annotations
+
+import numpy as np
 
 from chitta.recall.lanes.base import LaneContext
 
@@ -12,4 +23,20 @@ class SemanticLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         if ctx.query_vector is None:
             return []
-        return ctx.store.vector_search(ctx.query_vector, ctx.scope, ctx.depth)
+        found = ctx.store.vector_search(ctx.query_vector, ctx.scope, ctx.depth)
+        pieces = ctx.store.pieces_for([memory_id for memory_id, _ in found]) if found else {}
+        if not pieces:
+            return found
+        scored = [(memory_id, with_best_piece(whole, pieces.get(memory_id), ctx.query_vector))
+                  for memory_id, whole in found]  # fmt: skip
+        return sorted(scored, key=lambda item: -item[1])
+
+
+def with_best_piece(whole: float, pieces: np.ndarray | None, query: np.ndarray) -> float:
+    """A memory's score from its whole cosine and, when it has pieces (float16 rows one after
+    the other), its best piece's: ``(whole + max(whole, best)) / 2``; the whole cosine alone
+    when it has none, so memories with and without pieces stay comparable."""
+    if pieces is None or not len(pieces):
+        return whole
+    best = float((pieces.reshape(-1, len(query)).astype(np.float32) @ query).max())
+    return (whole + max(whole, best)) / 2
