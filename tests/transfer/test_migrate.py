@@ -52,13 +52,14 @@ def dst_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 def snapshot(store: Store) -> dict[str, Any]:
     """Everything a store holds, as the protocol reads it: records, vector bytes, access
-    history, replications, co-access rows, aliases, episodes, triplets, metadata."""
+    history, replications, co-access rows, aliases, episodes, triplets, metadata, pieces."""
     memories = list(store.iter_memories(include_deleted=True))
     ids = [m.id for m in memories]
     meta = {k: v for k, v in store.meta_items().items() if k != "schema_version"}
     return {
         "memories": memories,
         "vectors": {i: v.astype(np.float32).tobytes() for i, v in store.vectors_for(ids).items()},
+        "pieces": {i: v.tobytes() for i, v in store.pieces_for(ids).items()},
         "history": store.access_history(ids),
         "replications": store.replications(ids),
         "co_access": store.co_access_rows(ids),
@@ -90,7 +91,8 @@ def _stock(c: Chitta) -> None:
     store.update(replace(c.get(a), episode_id="01EPISODE0000000000000000A"))
     d = c.remember("Alice switched to spaces after the style guide vote", realm="demo",
                    supersedes=b).id  # fmt: skip
-    c.remember("The deploy runs on Fridays at noon", realm="ops")
+    c.remember("The deploy runs on Fridays at noon. It needs the VPN and two reviewers.",
+               realm="ops")  # its sentences' vectors too
     c.forget(d)
     store.add_triplets([
         Triplet(id="01TRIPLET0000000000000000A", realm="demo", subject="alice",
@@ -133,9 +135,9 @@ def test_a_round_trip_compares_equal(source: str, dst_location: str, tmp_path: P
     assert _snap(back) == original
     for report in (first, second):
         assert report.complete and not any(report.skipped.values())
-        assert report.copied == {"episodes": 1, "memories": 4, "vectors": 4, "access_times": 3,
-                                 "replications": 1, "co_access": 1, "triplets": 2, "aliases": 1,
-                                 "meta": 2}  # fmt: skip
+        assert report.copied == {"episodes": 1, "memories": 4, "vectors": 4, "pieces": 1,
+                                 "access_times": 3, "replications": 1, "co_access": 1,
+                                 "triplets": 2, "aliases": 1, "meta": 2}  # fmt: skip
     assert first.model == original["model"].as_dict()
 
 

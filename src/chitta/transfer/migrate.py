@@ -39,8 +39,8 @@ BATCH = 500
 #: backend keeps for itself, and the model, which the migration binds rather than copies.
 PRIVATE_META = frozenset({"schema_version", "model"})
 #: The report's tables, in the order they are copied.
-TABLES = ("episodes", "memories", "vectors", "access_times", "replications", "co_access",
-          "triplets", "aliases", "meta")  # fmt: skip
+TABLES = ("episodes", "memories", "vectors", "pieces", "access_times", "replications",
+          "co_access", "triplets", "aliases", "meta")  # fmt: skip
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]
@@ -224,6 +224,7 @@ def _insert(src: Store, dst: Store, memories: list[Memory], report: MigrationRep
     times = {i: history[i].times if i in history else () for i in ids}
     dst.insert_exact([(m, vectors.get(m.id), times[m.id]) for m in memories])
     report.copied["vectors"] += len(vectors)
+    report.copied["pieces"] += dst.set_pieces(src.pieces_for(ids))
     report.copied["access_times"] += sum(map(len, times.values()))
 
 
@@ -294,6 +295,7 @@ def _verify(src: Store, dst: Store, report: MigrationReport, batch: int) -> None
         ids = [m.id for m in chunk]
         missing["memories"] += len(ids) - len(dst.existing_ids("memories", ids))
         missing["vectors"] += len(set(src.vectors_for(ids)) - set(dst.vectors_for(ids)))
+        missing["pieces"] += len(set(src.pieces_for(ids)) - set(dst.pieces_for(ids)))
         ours, theirs = src.access_history(ids), dst.access_history(ids)
         missing["access_times"] += sum(
             max(0, len(h.times) - len(theirs[i].times if i in theirs else ()))
