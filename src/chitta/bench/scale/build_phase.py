@@ -34,6 +34,7 @@ from chitta.bench.scale.settings import (
 )
 from chitta.bench.scale.texts import base_turns, memory_texts
 from chitta.bench.scale.vectors import VectorCache, synthetic_vectors
+from chitta.embed.pieces import pieces_of
 
 
 class TimedEmbedder:
@@ -197,10 +198,30 @@ def _real_vectors(
     }
 
 
+def _real_pieces(
+    texts: list[str], inner: Any, cache: VectorCache, events: Events, label: str
+) -> tuple[list[np.ndarray | None], dict[str, Any]]:
+    """The pieces' vectors of ``texts`` (their sentences', embed/pieces.py), as a store that
+    embedded them holds them: from the cache where it has them, the rest embedded (and
+    cached); ``None`` for a text without pieces."""
+    split = [pieces_of(t) for t in texts]
+    flat = list(dict.fromkeys(p for pieces in split for p in pieces))
+    vectors, info = _real_vectors(flat, inner, cache, events, f"{label} pieces")
+    row = {p: i for i, p in enumerate(flat)}
+    return [vectors[[row[p] for p in pieces]] if pieces else None for pieces in split], info
+
+
 def _insert_given(
-    chitta: Any, texts: list[str], real: np.ndarray, seed: int, events: Events, synthetic: bool
+    chitta: Any,
+    texts: list[str],
+    real: np.ndarray,
+    pieces: list[np.ndarray | None],
+    seed: int,
+    events: Events,
+    synthetic: bool,
 ) -> dict[str, Any]:
-    """``Store.insert`` of (memory, vector) batches; rows past ``real`` get synthetic vectors."""
+    """``Store.insert`` of (memory, vector) batches, with the ``pieces`` of the first rows;
+    rows past ``real`` get synthetic vectors (and no pieces)."""
     from chitta.transfer.codec import parse_memory
 
     n = len(texts)
@@ -220,7 +241,9 @@ def _insert_given(
             vectors = np.concatenate([real[start : start + keep], fake])
         make_s += time.perf_counter() - t
 
-        def write(chunk: list[str] = chunk, vectors: np.ndarray = vectors) -> None:
+        def write(
+            chunk: list[str] = chunk, vectors: np.ndarray = vectors, start: int = start
+        ) -> None:
             now = chitta.clock()
             items = [
                 (parse_memory({"type": "memory", "kind": "episode", "content": text,
@@ -228,6 +251,9 @@ def _insert_given(
                 for text, vector in zip(chunk, vectors, strict=True)
             ]  # fmt: skip
             store.insert(items)
+            given = {m.id: pieces[start + i] for i, (m, _) in enumerate(items)
+                     if start + i < len(pieces) and pieces[start + i] is not None}  # fmt: skip
+            store.set_pieces(given)
 
         insert_s.append(timed(write)[0])
         events.advance(len(chunk))
@@ -292,10 +318,12 @@ def build(spec: dict[str, Any], events: Events) -> dict[str, Any]:
             count = min(n, BASE_SET) if synthetic else n
             real, vectors_info = _real_vectors(texts[:count], inner, cache, events,
                                                f"N={n:,}")  # fmt: skip
+            pieces, vectors_info["pieces"] = _real_pieces(texts[:count], inner, cache, events,
+                                                          f"N={n:,}")  # fmt: skip
             rss["before_import"] = memory_mb()
             rss["peak_reset"] = reset_peak()
-            imported = _insert_given(chitta, texts, real, seed, events, synthetic)
-            del real
+            imported = _insert_given(chitta, texts, real, pieces, seed, events, synthetic)
+            del real, pieces
         else:
             rss["before_import"] = memory_mb()
             rss["peak_reset"] = reset_peak()
