@@ -220,7 +220,8 @@ RESTORE_BACKUP = Operation(
 )
 REEMBED = Operation(
     "reembed",
-    "Re-embed every memory with the configured model (after changing models).",
+    "Re-embed every memory, and each one's sentences, with the configured model (after "
+    "changing models).",
     (),
     _reembed,
     writes=True,
