@@ -9,6 +9,7 @@ from chitta.bench.runner import run
 from chitta.bench.systems.bm25 import Bm25System, tokens
 from chitta.bench.systems.chitta import ChittaStore, ChittaSystem
 from chitta.bench.systems.dense import DenseSystem
+from chitta.errors import BadArgument
 
 LINES = [
     "Ann: We moved the database to SQLite with WAL mode last week.",
@@ -196,3 +197,16 @@ def test_a_user_assistant_chat_keeps_its_roles_and_named_speakers_none(embedder,
     store.close()
     assert roles["D1:1@chat"] == "user" and roles["D1:2@chat"] == "assistant"
     assert roles["D1:1@mini"] is None  # "Ann" is a person, not a role
+
+
+def test_a_store_an_earlier_run_left_is_refused_not_loaded_twice(embedder, tmp_path) -> None:
+    first = ChittaStore(tmp_path / "chitta", embedder.inner)
+    first.load("mini", DATA.conversations[0])
+    first.close()
+    again = ChittaStore(tmp_path / "chitta", embedder.inner)
+    with pytest.raises(BadArgument, match="already holds 'mini' from an earlier run"):
+        again.load("mini", DATA.conversations[0])
+    again.load("other", DATA.conversations[0])  # another realm of the same store loads
+    counts = again.open().store.counts()["per_realm"]
+    again.close()
+    assert counts == {"mini": 4, "other": 4}  # "Bye!" is too short to store

@@ -21,6 +21,7 @@ from chitta.bench.locomo import Conversation
 from chitta.bench.turn_vectors import serving_documents
 from chitta.config import Settings
 from chitta.embed.base import Embedder
+from chitta.errors import BadArgument
 from chitta.store.ids import new_id
 from chitta.transfer import import_jsonl
 from chitta.validate import format_time
@@ -58,6 +59,13 @@ class ChittaStore:
         if realm in self.loaded:
             return
         chitta = self.open()
+        if next(chitta.store.iter_memories(realm=realm, include_deleted=True, batch=1), None):
+            # Imported again, every turn would be in the store twice (new ids each run), and
+            # a recall would list a turn twice.
+            raise BadArgument(
+                f"the benchmark store in {self.home} already holds {realm!r} from an earlier "
+                "run; give the benchmark a new or empty --workdir"
+            )
         with serving_documents(self.embedder):  # a --vector-cache serves the turns
             report = import_jsonl(chitta, _lines(realm, conversation))
         self.refused.extend((realm, message) for _, message in report.errors)
