@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from chitta.api import MS_PER_DAY, Chitta
@@ -317,9 +316,7 @@ def test_a_memory_of_sentences_is_stored_with_their_vectors(chitta: Chitta, embe
     many = chitta.remember(FERRY_NOTE, realm="trip").id
     one = chitta.remember(WAL, realm="trip").id
     stored = chitta.store.pieces_for([many, one])
-    assert list(stored) == [many] and stored[many].size == 3 * embedder.identity().dim
+    assert list(stored) == [many] and len(stored[many]) == 3 * (embedder.identity().dim + 4)
     assert chitta.recall("when does the boat sail", realm="trip").hits[0].memory.id == many
     assert chitta.reembed() == 2
-    again = chitta.store.pieces_for([many, one])
-    assert list(again) == [many]
-    np.testing.assert_array_equal(again[many], stored[many])
+    assert chitta.store.pieces_for([many, one]) == stored

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from chitta.embed.base import Embedding
-from chitta.embed.pieces import MAX_PIECES, embed_pieces, pieces_by_id, pieces_of
+from chitta.embed.pieces import (
+    MAX_PIECES,
+    best_cosine,
+    embed_pieces,
+    pack,
+    pieces_by_id,
+    pieces_of,
+)
 
 TEAM = ("Quick update from the team sync. The release slipped a week because QA found flaky "
         "tests. Also, we decided to move the billing service from MySQL to PostgreSQL next "
@@ -73,3 +80,13 @@ def test_every_piece_is_embedded_in_one_call_as_it_would_be_alone(embedder) -> N
         np.testing.assert_allclose(vectors, alone, atol=1e-5)
     assert list(pieces_by_id(model, [("a", one), ("b", two)])) == ["b"]
     assert embed_pieces(model, [one]) == [None] and model.calls == 2  # nothing to embed
+
+
+def test_packed_pieces_give_the_best_cosine_within_quantisation(embedder) -> None:
+    vectors = embedder.embed(pieces_of(TEAM)).vectors
+    packed = pack(vectors)
+    assert len(packed) == len(vectors) * (vectors.shape[1] + 4)  # a quarter of float32's
+    for query in ("did we decide to migrate billing", "when is lunch", "flaky tests"):
+        q = embedder.embed([query]).vectors[0]
+        assert abs(best_cosine(packed, q) - float((vectors @ q).max())) < 0.002
+    assert best_cosine(pack(np.zeros((1, 4), dtype=np.float32)), np.ones(4) / 2) == 0.0

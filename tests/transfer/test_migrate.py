@@ -59,7 +59,7 @@ def snapshot(store: Store) -> dict[str, Any]:
     return {
         "memories": memories,
         "vectors": {i: v.astype(np.float32).tobytes() for i, v in store.vectors_for(ids).items()},
-        "pieces": {i: v.tobytes() for i, v in store.pieces_for(ids).items()},
+        "pieces": store.pieces_for(ids),
         "history": store.access_history(ids),
         "replications": store.replications(ids),
         "co_access": store.co_access_rows(ids),
@@ -91,8 +91,9 @@ def _stock(c: Chitta) -> None:
     store.update(replace(c.get(a), episode_id="01EPISODE0000000000000000A"))
     d = c.remember("Alice switched to spaces after the style guide vote", realm="demo",
                    supersedes=b).id  # fmt: skip
-    c.remember("The deploy runs on Fridays at noon. It needs the VPN and two reviewers.",
-               realm="ops")  # its sentences' vectors too
+    c.remember(
+        "The deploy runs on Fridays at noon. It needs the VPN and two reviewers.", realm="ops"
+    )  # its sentences' vectors too
     c.forget(d)
     store.add_triplets([
         Triplet(id="01TRIPLET0000000000000000A", realm="demo", subject="alice",

@@ -67,7 +67,28 @@ def embed_pieces(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray | 
     return out
 
 
-def pieces_by_id(embedder: Embedder, items: Sequence[tuple[str, str]]) -> dict[str, np.ndarray]:
-    """The pieces' vectors of ``items`` (memory id, text) that have pieces, by memory id."""
+def pieces_by_id(embedder: Embedder, items: Sequence[tuple[str, str]]) -> dict[str, bytes]:
+    """The pieces of ``items`` (memory id, text) that have pieces, packed (:func:`pack`), by
+    memory id: what the store keeps."""
     embedded = embed_pieces(embedder, [text for _, text in items])
-    return {mid: v for (mid, _), v in zip(items, embedded, strict=True) if v is not None}
+    return {mid: pack(v) for (mid, _), v in zip(items, embedded, strict=True) if v is not None}
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    """Unit vectors (one a row) as the store keeps a memory's pieces: each row in int8,
+    scaled by its largest magnitude (scalar quantisation), then the rows' float32 scales. A
+    quarter of float32's bytes; a cosine read back is within about 0.002 of the exact one."""
+    rows = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    scales = np.abs(rows).max(axis=1) / 127.0
+    scales[scales == 0] = 1.0
+    quantised = np.round(rows / scales[:, None]).astype(np.int8)
+    return quantised.tobytes() + scales.astype(np.float32).tobytes()
+
+
+def best_cosine(packed: bytes, query: np.ndarray) -> float:
+    """The cosine of the unit ``query`` with the nearest of the pieces :func:`pack` packed."""
+    dim = len(query)
+    n = len(packed) // (dim + 4)  # each row: dim int8 values and one float32 scale
+    rows = np.frombuffer(packed, dtype=np.int8, count=n * dim).reshape(n, dim)
+    scales = np.frombuffer(packed, dtype=np.float32, count=n, offset=n * dim)
+    return float((np.dot(rows, query) * scales).max())

@@ -129,13 +129,12 @@ class Store(Protocol):
         indexes with them; a memory that has a vector already, or does not exist, is left.
         How many were given one."""
 
-    def set_pieces(self, pieces: Mapping[str, np.ndarray]) -> int:
-        """Store memories' pieces' vectors (embed/pieces.py: one row a piece), replacing any
+    def set_pieces(self, pieces: Mapping[str, bytes]) -> int:
+        """Store memories' pieces' vectors, packed (embed/pieces.py ``pack``), replacing any
         they had, in one transaction; an id no memory has is left. How many were stored."""
 
-    def pieces_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The pieces' vectors of those of ``ids`` that have pieces: float16, the rows one
-        after the other (the caller knows the dimension)."""
+    def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
+        """The packed pieces' vectors of those of ``ids`` that have pieces, as stored."""
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` exist in ``table`` (one of :data:`ID_TABLES`)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from tests.conftest import memory
 
-from chitta.embed.pieces import pieces_by_id
+from chitta.embed.pieces import best_cosine, pack, pieces_by_id
 from chitta.recall.lanes.base import LaneContext
 from chitta.recall.lanes.sem import SemanticLane, with_best_piece
 from chitta.store.base import Store
@@ -26,11 +26,12 @@ def unit(*values: float) -> np.ndarray:
 
 def test_the_best_piece_lifts_the_whole_and_never_lowers_it() -> None:
     query = unit(1, 0)
-    pieces = np.stack([unit(0, 1), unit(1, 0.1)]).astype(np.float16).ravel()
-    best = float(unit(1, 0.1).astype(np.float16).astype(np.float32) @ query)
+    pieces = pack(np.stack([unit(0, 1), unit(1, 0.1)]))
+    best = best_cosine(pieces, query)
+    assert abs(best - float(unit(1, 0.1) @ query)) < 0.002
     assert with_best_piece(0.4, pieces, query) == (0.4 + best) / 2
     # A memory whose pieces are all further than its whole keeps its whole cosine.
-    assert with_best_piece(0.9, np.stack([unit(0, 1)]).astype(np.float16).ravel(), query) == 0.9
+    assert with_best_piece(0.9, pack(np.stack([unit(0, 1)])), query) == 0.9
     assert with_best_piece(0.4, None, query) == 0.4
 
 

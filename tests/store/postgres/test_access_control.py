@@ -18,6 +18,7 @@ from psycopg import errors as pg_errors
 
 from chitta.code.model import FileExtract, Symbol
 from chitta.embed.base import ModelIdentity
+from chitta.embed.pieces import pack
 from chitta.errors import AccessDenied, MemoryNotFound
 from chitta.store.access import AccessRecord
 from chitta.store.code_links import SymbolLink
@@ -105,7 +106,7 @@ def team(pg_server: Any, pg_url: str, tmp_path: Path, make_memory) -> Iterator[T
         bob.add_triplets([triplet(BOB, 1, mine[0].id)])
         bob.add_alias(BOB, "Ada L.", "ada l.", "ada")
         bob.add_replication(mine[0].id, "other-session", 5)
-        bob.set_pieces({mine[0].id: np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0)])})
+        bob.set_pieces({mine[0].id: pack(np.stack([unit(1, 0, 0, 0), unit(0, 1, 0, 0)]))})
         pair = (mine[0].id, mine[1].id)
         bob.record_access(AccessRecord(at=10, ids=pair, together=pair, step=0.5))
         bob.flush_access()
@@ -248,7 +249,7 @@ def test_through_the_store_alice_sees_none_of_bobs(team: Team, make_memory) -> N
         assert alice.get_many(sorted(bobs)) == {}
         assert alice.vectors_for(sorted(bobs)) == {}
         assert alice.pieces_for(sorted(bobs)) == {}
-        assert alice.set_pieces({i: np.stack([unit(1, 0, 0, 0)]) for i in bobs}) == 0
+        assert alice.set_pieces({i: pack(np.stack([unit(1, 0, 0, 0)])) for i in bobs}) == 0
         assert alice.existing_ids("memories", sorted(bobs)) == set()
         assert alice.session_recent("bob-session", 10) == []
         assert {m.realm for m in alice.iter_memories(include_deleted=True)} == {ALICE, HANDBOOK}

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from tests.conftest import memory
 
+from chitta.embed.pieces import pack
 from chitta.errors import StoreError
 from chitta.store.postgres import PostgresStore, schema
 
@@ -102,5 +103,5 @@ def test_a_version_8_database_keeps_memories_pieces_after_the_step(
         m = memory("The ferry leaves at seven. It sails from pier four.")
         vectors = embedder.embed([m.content, "The ferry leaves at seven."]).vectors
         store.insert([(m, vectors[0])])
-        assert store.set_pieces({m.id: vectors[1:]}) == 1
-        assert store.pieces_for([m.id])[m.id].size == vectors.shape[1]
+        assert store.set_pieces({m.id: pack(vectors[1:])}) == 1
+        assert store.pieces_for([m.id]) == {m.id: pack(vectors[1:])}

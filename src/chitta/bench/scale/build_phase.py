@@ -34,7 +34,7 @@ from chitta.bench.scale.settings import (
 )
 from chitta.bench.scale.texts import base_turns, memory_texts
 from chitta.bench.scale.vectors import VectorCache, synthetic_vectors
-from chitta.embed.pieces import pieces_of
+from chitta.embed.pieces import pack, pieces_of
 
 
 class TimedEmbedder:
@@ -200,22 +200,22 @@ def _real_vectors(
 
 def _real_pieces(
     texts: list[str], inner: Any, cache: VectorCache, events: Events, label: str
-) -> tuple[list[np.ndarray | None], dict[str, Any]]:
+) -> tuple[list[bytes | None], dict[str, Any]]:
     """The pieces' vectors of ``texts`` (their sentences', embed/pieces.py), as a store that
-    embedded them holds them: from the cache where it has them, the rest embedded (and
-    cached); ``None`` for a text without pieces."""
+    embedded them holds them (packed): from the cache where it has them, the rest embedded
+    (and cached); ``None`` for a text without pieces."""
     split = [pieces_of(t) for t in texts]
     flat = list(dict.fromkeys(p for pieces in split for p in pieces))
     vectors, info = _real_vectors(flat, inner, cache, events, f"{label} pieces")
     row = {p: i for i, p in enumerate(flat)}
-    return [vectors[[row[p] for p in pieces]] if pieces else None for pieces in split], info
+    return [pack(vectors[[row[p] for p in pieces]]) if pieces else None for pieces in split], info
 
 
 def _insert_given(
     chitta: Any,
     texts: list[str],
     real: np.ndarray,
-    pieces: list[np.ndarray | None],
+    pieces: list[bytes | None],
     seed: int,
     events: Events,
     synthetic: bool,

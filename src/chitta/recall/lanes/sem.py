@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from chitta.embed.pieces import best_cosine
 from chitta.recall.lanes.base import LaneContext
 
 
@@ -32,11 +33,11 @@ class SemanticLane:
         return sorted(scored, key=lambda item: -item[1])
 
 
-def with_best_piece(whole: float, pieces: np.ndarray | None, query: np.ndarray) -> float:
-    """A memory's score from its whole cosine and, when it has pieces (float16 rows one after
-    the other), its best piece's: ``(whole + max(whole, best)) / 2``; the whole cosine alone
+def with_best_piece(whole: float, pieces: bytes | None, query: np.ndarray) -> float:
+    """A memory's score from its whole cosine and, when it has pieces (packed, as the store
+    keeps them), its best piece's: ``(whole + max(whole, best)) / 2``; the whole cosine alone
     when it has none, so memories with and without pieces stay comparable."""
-    if pieces is None or not len(pieces):
+    if not pieces:
         return whole
-    best = float((pieces.reshape(-1, len(query)).astype(np.float32) @ query).max())
+    best = best_cosine(pieces, query)
     return (whole + max(whole, best)) / 2

@@ -238,8 +238,8 @@ V8 = """
 CREATE INDEX memories_time ON memories (realm, (coalesce(event_time, created_at)));
 """
 
-# A memory's pieces' vectors (embed/pieces.py), as SQLite's schema 14: float16 rows one after
-# the other; agents see a memory's pieces where they may see the memory.
+# A memory's pieces' vectors (embed/pieces.py), as SQLite's schema 14: packed (int8 rows and
+# their scales); agents see a memory's pieces where they may see the memory.
 V9 = "\n".join([
     """
 CREATE TABLE pieces (

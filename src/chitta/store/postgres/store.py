@@ -428,7 +428,7 @@ class PostgresStore:
                 given += cur.rowcount
         return given
 
-    def set_pieces(self, pieces: Mapping[str, np.ndarray]) -> int:
+    def set_pieces(self, pieces: Mapping[str, bytes]) -> int:
         """Store memories' pieces' vectors, replacing theirs (store/base.py)."""
         if not pieces:
             return 0
@@ -439,16 +439,16 @@ class PostgresStore:
                     "INSERT INTO pieces (memory_id, vectors) SELECT id, %s FROM memories "
                     "WHERE id = %s ON CONFLICT (memory_id) DO UPDATE SET vectors = "
                     "excluded.vectors",
-                    (pieces[memory_id].astype(np.float16).tobytes(), memory_id),
+                    (bytes(pieces[memory_id]), memory_id),
                 )
                 stored += cur.rowcount
         return stored
 
-    def pieces_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+    def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
         rows = self._read(
             "SELECT memory_id, vectors FROM pieces WHERE memory_id = ANY(%s)", (list(ids),)
         )
-        return {r[0]: np.frombuffer(r[1], dtype=np.float16) for r in rows}
+        return {r[0]: bytes(r[1]) for r in rows}
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))

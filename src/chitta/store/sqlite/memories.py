@@ -113,7 +113,7 @@ class Memories(Connection):
         return len(todo)
 
     @locked_write
-    def set_pieces(self, pieces: Mapping[str, np.ndarray]) -> int:
+    def set_pieces(self, pieces: Mapping[str, bytes]) -> int:
         """Store memories' pieces' vectors, replacing theirs (store/base.py)."""
         todo = self.existing_ids("memories", sorted(pieces))
         if not todo:
@@ -122,19 +122,19 @@ class Memories(Connection):
             conn.executemany(
                 "INSERT INTO pieces (memory_id, vectors) VALUES (?, ?) ON CONFLICT (memory_id) "
                 "DO UPDATE SET vectors = excluded.vectors",
-                ((i, pieces[i].astype(np.float16).tobytes()) for i in sorted(todo)),
+                ((i, bytes(pieces[i])) for i in sorted(todo)),
             )
         return len(todo)
 
-    def pieces_for(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
+    def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             for r in self._query(
                 f"SELECT memory_id, vectors FROM pieces WHERE memory_id IN ({marks})", chunk
             ):
-                found[r[0]] = np.frombuffer(r[1], dtype=np.float16)
+                found[r[0]] = bytes(r[1])
         return found
 
     def exists(self, memory_id: str) -> bool:

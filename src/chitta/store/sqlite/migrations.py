@@ -376,7 +376,7 @@ V13 = """
 CREATE INDEX memories_time ON memories (realm, coalesce(event_time, created_at));
 """
 
-# A memory's pieces' vectors (embed/pieces.py): its sentences', one float16 row each, for
+# A memory's pieces' vectors (embed/pieces.py): its sentences', packed (int8 rows, scales), for
 # the sem lane's best-sentence score. Memories of one sentence have none; so do memories
 # stored before this version until `chitta reembed`.
 V14 = """
