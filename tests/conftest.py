@@ -71,6 +71,23 @@ def chitta(settings: Settings, embedder: CachedEmbedder) -> Iterator[Chitta]:
         yield c
 
 
+class CountingEmbedder:
+    """The real model, counting its calls and the texts it was asked to embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls = 0
+        self.texts = 0
+
+    def identity(self) -> Any:
+        return self.inner.identity()
+
+    def embed(self, texts: list[str]) -> Any:
+        self.calls += 1
+        self.texts += len(texts)
+        return self.inner.embed(texts)
+
+
 def memory(content: str, **fields: object) -> Memory:
     """A valid live memory in realm 'work'; ``fields`` override any attribute."""
     now = int(time.time() * 1000)

@@ -7,34 +7,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import CountingEmbedder
 
 from chitta.bench.turn_vectors import DocumentCache, cache_file, serving_documents
 from chitta.errors import BadArgument
 
 
-class Counting:
-    """The real model, counting the texts it was asked to embed."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.texts = 0
-
-    def identity(self):
-        return self.inner.identity()
-
-    def embed(self, texts):
-        self.texts += len(texts)
-        return self.inner.embed(texts)
-
-
 def test_a_second_run_reads_the_turns_from_the_cache(tmp_path: Path, embedder) -> None:
     path = cache_file(tmp_path, embedder.inner.identity())
     turns = ["alice: I moved to Lisbon in May", "bob: the parser fails on empty input"]
-    first = DocumentCache(Counting(embedder.inner), path)
+    first = DocumentCache(CountingEmbedder(embedder.inner), path)
     with first.documents():
         want = first.embed(turns).vectors
     assert path.is_file() and first.inner.texts == 2
-    second = DocumentCache(Counting(embedder.inner), path)
+    second = DocumentCache(CountingEmbedder(embedder.inner), path)
     with second.documents():
         got = second.embed([turns[1], "carol: a turn the cache has not seen", turns[0]])
     assert second.inner.texts == 1  # only the new turn reached the model
@@ -43,7 +29,7 @@ def test_a_second_run_reads_the_turns_from_the_cache(tmp_path: Path, embedder) -
 
 
 def test_questions_are_always_embedded_by_the_model(tmp_path: Path, embedder) -> None:
-    cache = DocumentCache(Counting(embedder.inner), tmp_path / "v.npz")
+    cache = DocumentCache(CountingEmbedder(embedder.inner), tmp_path / "v.npz")
     with serving_documents(cache):
         cache.embed(["where did alice move?"])
     cache.embed(["where did alice move?"])  # outside the block: a question
@@ -70,7 +56,7 @@ def test_two_runs_sharing_a_cache_keep_each_others_vectors(tmp_path: Path, embed
         one.embed(["alice: a turn only the first run embeds"])
     with two.documents():  # read the file before the first run wrote it
         two.embed(["bob: a turn only the second run embeds"])
-    third = DocumentCache(Counting(embedder.inner), path)
+    third = DocumentCache(CountingEmbedder(embedder.inner), path)
     with third.documents():
         third.embed(
             ["alice: a turn only the first run embeds", "bob: a turn only the second run embeds"]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from tests.conftest import CountingEmbedder
 
-from chitta.embed.base import Embedding
 from chitta.embed.pieces import (
     MAX_PIECES,
     best_cosine,
@@ -52,23 +52,8 @@ def test_a_long_text_gives_its_first_pieces_only() -> None:
     assert len(found) == MAX_PIECES and found[-1] == f"Sentence number {MAX_PIECES - 1} is here."
 
 
-class Counting:
-    """The real model, counting its calls."""
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.calls = 0
-
-    def identity(self):
-        return self.inner.identity()
-
-    def embed(self, texts: list[str]) -> Embedding:
-        self.calls += 1
-        return self.inner.embed(texts)
-
-
 def test_every_piece_is_embedded_in_one_call_as_it_would_be_alone(embedder) -> None:
-    model = Counting(embedder)
+    model = CountingEmbedder(embedder)
     one = "We chose SQLite WAL over a custom log because crash recovery comes free"
     two = "The ferry leaves at seven. It sails from pier four to the island."
     got = embed_pieces(model, [TEAM, one, two])
