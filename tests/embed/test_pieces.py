@@ -75,3 +75,4 @@ def test_packed_pieces_give_the_best_cosine_within_quantisation(embedder) -> Non
         q = embedder.embed([query]).vectors[0]
         assert abs(best_cosine(packed, q) - float((vectors @ q).max())) < 0.002
     assert best_cosine(pack(np.zeros((1, 4), dtype=np.float32)), np.ones(4) / 2) == 0.0
+    assert best_cosine(b"", q) == -1.0  # a blob too short for one row counts for nothing

@@ -89,6 +89,8 @@ def best_cosine(packed: bytes, query: np.ndarray) -> float:
     """The cosine of the unit ``query`` with the nearest of the pieces :func:`pack` packed."""
     dim = len(query)
     n = len(packed) // (dim + 4)  # each row: dim int8 values and one float32 scale
+    if n == 0:
+        return -1.0  # nothing readable: the whole vector decides
     rows = np.frombuffer(packed, dtype=np.int8, count=n * dim).reshape(n, dim)
     scales = np.frombuffer(packed, dtype=np.float32, count=n, offset=n * dim)
     return float((np.dot(rows, query) * scales).max())
