@@ -4,11 +4,13 @@ The tests that take ``api`` run twice: on a store opened in this process, and th
 daemon serving the same home (``Chitta.open`` returns a DaemonChitta then), with the same
 assertions."""
 
+import logging
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests.embed.test_http import ServerState, server  # noqa: F401, F811 (the fixture)
 
 from chitta.api import MS_PER_DAY, Chitta
 from chitta.config import MAX_CONTENT_CHARS, EmbedSettings, Settings
@@ -310,13 +312,33 @@ FERRY_NOTE = ("Packing list is done. The ferry to the island leaves at seven fro
 
 
 def test_a_memory_of_sentences_is_stored_with_their_vectors(chitta: Chitta, embedder) -> None:
-    """remember embeds the sentences of a memory of several beside its whole (embed/pieces.py)
-    and the sem lane reads them; a memory of one sentence has none. reembed makes them again
-    with the model it installs."""
+    """remember embeds the sentences of a memory of several beside its whole (embed/pieces.py;
+    what the sem lane does with them: tests/recall/lanes/test_sem.py); a memory of one
+    sentence has none. reembed makes them again with the model it installs."""
     many = chitta.remember(FERRY_NOTE, realm="trip").id
     one = chitta.remember(WAL, realm="trip").id
     stored = chitta.store.pieces_for([many, one])
     assert list(stored) == [many] and len(stored[many]) == 3 * (embedder.identity().dim + 4)
-    assert chitta.recall("when does the boat sail", realm="trip").hits[0].memory.id == many
     assert chitta.reembed() == 2
     assert chitta.store.pieces_for([many, one]) == stored
+
+
+def test_a_model_failing_on_the_sentences_keeps_the_memory_with_its_whole_vector(
+    server: ServerState,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The remote model answers the whole text and fails on its sentences: the memory is
+    stored, found by its meaning, without pieces, and the warning holds no memory text."""
+    model = build_embedder(EmbedSettings(backend="ollama", url=server.url, model="m"))
+    with Chitta.open(Settings(home=tmp_path / "home"), embedder=model) as c:
+        server.fail_after = server.requests + 1  # the whole text's call, not its sentences'
+        with caplog.at_level(logging.WARNING, logger="chitta.api"):
+            done = c.remember(FERRY_NOTE, realm="trip")
+        assert done.embedded and c.store.vectors_for([done.id])
+        assert c.store.pieces_for([done.id]) == {}
+        assert server.requests >= 2  # the sentences were asked for, and refused
+    warned = [r.getMessage() for r in caplog.records if r.name == "chitta.api"]
+    assert warned and "without their sentences' vectors" in warned[0]
+    said = " ".join(warned).lower()
+    assert not any(word in said for word in ("packing", "ferry", "sunscreen"))

@@ -41,6 +41,7 @@ class ServerState:
 
     url: str = ""
     mode: str = "ok"
+    fail_after: int | None = None  # answer this many requests in all, then fail every other
     requests: int = 0
     paths: list[str] = field(default_factory=list)
     auth: list[str | None] = field(default_factory=list)
@@ -70,10 +71,13 @@ class Handler(BaseHTTPRequestHandler):
         texts: list[str] = request["input"]
         with state.lock:
             state.requests += 1
+            seen = state.requests
             state.paths.append(self.path)
             state.auth.append(self.headers.get("Authorization"))
             state.batches.append(len(texts))
         mode = state.mode
+        if state.fail_after is not None and seen > state.fail_after:
+            mode = "500"
         if mode == "hang":
             state.release.wait(5)
             return
