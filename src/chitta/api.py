@@ -458,6 +458,7 @@ class Chitta:
             return Embedded()
         embedding = self.embedder.embed([m.content for m in found])
         given = folded = 0
+        kept: list[Memory] = []  # given their vector and not folded: their sentences next
         for m, vector, truncated in zip(found, embedding.vectors, embedding.truncated,
                                         strict=True):  # fmt: skip
             with writing(), self.store.write_lock():
@@ -472,10 +473,12 @@ class Chitta:
                                               fresh.source, burst=repeat.burst)  # fmt: skip
                     changed = replace(changed, superseded_by=repeat.id, updated_at=self.clock())
                     folded += 1
+                else:
+                    kept.append(fresh)
                 if changed != fresh:
                     self.store.update(changed)
                 given += self.store.set_vectors({m.id: vector})
-        self.give_pieces(found)
+        self.give_pieces(kept)
         return Embedded(given, folded)
 
     def _get_any(self, memory_id: str) -> Memory | None:
