@@ -30,7 +30,7 @@ from chitta.diversity import BURST_LOOKBACK, adds_nothing, burst_of
 from chitta.embed.base import Embedder
 from chitta.embed.cross_encoder import LazyCrossEncoder, shared_cross_encoder
 from chitta.embed.loader import build_embedder
-from chitta.embed.pieces import pieces_by_id
+from chitta.embed.pieces import pieces_by_id, pieces_of
 from chitta.errors import BadArgument, DaemonUnavailable, EmbedError, MemoryNotFound
 from chitta.learn.context import query_context
 from chitta.learn.learner import IMPLICIT_WEIGHT, Learner
@@ -368,7 +368,7 @@ class Chitta:
                                                      memory.source, burst=repeat.burst)  # fmt: skip
             self.store.insert([(memory, vector)])
         if vector is not None:
-            self.give_pieces([memory])
+            self._sentences_of(memory)
         if vector is None and self.embed_queue is not None:
             self.embed_queue.deferred += 1
             self.embed_queue.add(memory.id, memory.realm)
@@ -393,6 +393,15 @@ class Chitta:
             memory = fragment_memory(turn, fragment, new_id(now), now, truncated)
             ids.append(self.insert_gated(memory, vector, besides=Kind.EPISODE).id)
         return tuple(dict.fromkeys(ids))
+
+    def _sentences_of(self, memory: Memory) -> None:
+        """Give a memory just stored with its vector its sentences' vectors: in line, or
+        through the daemon's embedding queue, which embeds them after the reply (a model call
+        the ``remember`` need not wait for, subconscious/embedding.py)."""
+        if not pieces_of(memory.content):
+            return
+        if self.embed_queue is None or not self.embed_queue.add_sentences(memory.id):
+            self.give_pieces([memory])
 
     def give_pieces(self, memories: Sequence[Memory]) -> int:
         """Embed and store the pieces of ``memories`` that have them (their sentences,

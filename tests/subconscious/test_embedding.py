@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import memory
 
 from chitta.api import Chitta
+from chitta.cli.render import upkeep_words
 from chitta.store.records import Scope, Source
 from chitta.subconscious.embedding import EmbedQueue
 from chitta.subconscious.schedule import UpkeepSettings
@@ -178,3 +179,51 @@ def test_a_deferred_memory_gets_its_sentences_vectors_with_its_own(chitta: Chitt
     assert done.embedded is False and chitta.store.pieces_for([done.id]) == {}
     drain(Subconscious(chitta, ONLY_EMBED, queue=queue))
     assert list(chitta.store.pieces_for([done.id])) == [done.id]
+
+
+TWO = "The ferry to the island leaves at seven. It sails from pier four, past the lighthouse."
+
+
+def test_a_memory_stored_with_its_vector_gets_its_sentences_after_the_reply(
+    chitta: Chitta,
+) -> None:
+    queue = busy_queue(chitta, waiting=0)  # no load: the memory's own vector comes in line
+    done = chitta.remember(TWO, realm="trip")
+    one = chitta.remember("The lighthouse keeper retired in the spring of last year", realm="trip")
+    assert done.embedded is True and chitta.store.pieces_for([done.id]) == {}
+    assert queue.sentences_waiting() == 1  # one sentence: nothing to wait for
+    assert chitta.recall("ferry pier", realm="trip").hits[0].memory.id == done.id  # whole vector
+    worker = Subconscious(chitta, ONLY_EMBED, queue=queue)
+    assert worker.status()["tasks"]["embed"]["sentences_waiting"] == 1
+    said = upkeep_words({"daemon": {"upkeep": worker.status()}})
+    assert (
+        "  embed: 0 memories waiting for their vectors (0 stored under load since the "
+        "start), 1 for their sentences'" in said
+    )
+    drain(worker)
+    assert list(chitta.store.pieces_for([done.id, one.id])) == [done.id]
+    assert queue.sentences_waiting() == 0 and len(queue) == 0
+
+
+def test_sentences_past_the_bound_are_embedded_in_line(chitta: Chitta) -> None:
+    queue = busy_queue(chitta, waiting=0, max_pending=1)
+    first = chitta.remember(TWO, realm="trip")
+    second = chitta.remember(f"{TWO} We took the second boat back.", realm="trip")
+    assert queue.sentences_waiting() == 1
+    assert list(chitta.store.pieces_for([first.id, second.id])) == [second.id]
+
+
+def test_a_memory_forgotten_before_the_worker_gets_no_sentences(chitta: Chitta) -> None:
+    queue = busy_queue(chitta, waiting=0)
+    done = chitta.remember(TWO, realm="trip")
+    chitta.forget(done.id)
+    drain(Subconscious(chitta, ONLY_EMBED, queue=queue))
+    assert chitta.store.pieces_for([done.id]) == {} and queue.sentences_waiting() == 0
+
+
+def test_drain_gives_the_waiting_sentences_too(chitta: Chitta) -> None:
+    queue = busy_queue(chitta, waiting=0)
+    ids = [chitta.remember(f"{TWO} Day {n} of the trip.", realm="d").id for n in range(5)]
+    worker = Subconscious(chitta, replace(ONLY_EMBED, enabled=False), queue=queue)
+    assert worker.drain() == 0  # no memory waited for its own vector
+    assert set(chitta.store.pieces_for(ids)) == set(ids) and queue.sentences_waiting() == 0

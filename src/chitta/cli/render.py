@@ -268,7 +268,8 @@ def upkeep_words(info: dict[str, Any]) -> list[str]:
         if name == "embed":
             lines.append(
                 f"  embed: {task.get('waiting', 0)} memories waiting for their vectors"
-                f" ({task.get('deferred', 0)} stored under load since the start)"
+                f" ({task.get('deferred', 0)} stored under load since the start),"
+                f" {task.get('sentences_waiting', 0)} for their sentences'"
             )
             continue
         if task["under_way"]:

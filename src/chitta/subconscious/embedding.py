@@ -19,6 +19,13 @@ the memories of its realm still waiting (``unembedded`` in its reply).
 
 Memories left waiting by a daemon that was killed are found in the store (``unembedded``) by
 the next daemon's worker and embedded then.
+
+A memory's sentences (embed/pieces.py) wait here too, always, not only under load: a
+``remember`` through the daemon stores the memory with its whole vector and replies; the
+worker embeds its sentences next, in batches, after any memory still waiting for its vector.
+Until then recall ranks it by its whole vector, as it ranks any memory without sentences. A
+daemon that stops embeds them before it closes; one that is killed leaves those few without,
+which ``chitta reembed`` gives them.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ class EmbedQueue:
         self.defer_at = defer_at
         self.max_pending = max_pending
         self._pending: dict[str, str | None] = {}  # id -> realm (None: forgotten)
+        self._sentences: dict[str, None] = {}  # ids whose sentences wait, oldest first
         self._lock = threading.Lock()
         self.notify: Callable[[], None] = lambda: None  # wakes the worker
         self.deferred = 0  # remembers deferred since the start
@@ -82,6 +90,31 @@ class EmbedQueue:
         with self._lock:
             for memory_id in ids:
                 self._pending.pop(memory_id, None)
+                self._sentences.pop(memory_id, None)
+
+    def has_work(self) -> bool:
+        """Whether memories wait for their vectors or their sentences'."""
+        with self._lock:
+            return bool(self._pending or self._sentences)
+
+    def add_sentences(self, memory_id: str) -> bool:
+        """Queue ``memory_id``'s sentences for the worker; False when ``max_pending`` wait
+        already (the caller embeds them in line: a burst slows down rather than grows)."""
+        with self._lock:
+            if len(self._sentences) >= self.max_pending:
+                return False
+            self._sentences[memory_id] = None
+        self.notify()
+        return True
+
+    def take_sentences(self, n: int) -> list[str]:
+        """The ``n`` oldest memories whose sentences wait (they stay until :meth:`done`)."""
+        with self._lock:
+            return list(self._sentences)[:n]
+
+    def sentences_waiting(self) -> int:
+        with self._lock:
+            return len(self._sentences)
 
     def waiting(self, realm: str) -> int:
         """How many memories of ``realm`` wait for their vector."""
@@ -102,9 +135,11 @@ class EmbedTask:
 
     def wanted(self) -> bool:
         """Whether a step has work: memories wait, or the store is yet to be looked at."""
-        return self._more or len(self.queue) > 0
+        return self._more or self.queue.has_work()
 
     def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
+        if not len(self.queue) and self.queue.sentences_waiting():
+            return self.sentences_step(chitta)  # the memories' own vectors go first
         if not len(self.queue) and self._more:
             found = chitta.store.unembedded(LOAD)
             self._more = len(found) == LOAD
@@ -116,7 +151,17 @@ class EmbedTask:
         self.queue.done(ids)
         counts = {"folded": done.folded} if done else {}
         return Step(len(ids), done.embedded if done else 0, counts,
-                    finished=not len(self.queue) and not self._more)  # fmt: skip
+                    finished=not self.queue.has_work() and not self._more)  # fmt: skip
+
+    def sentences_step(self, chitta: Chitta) -> Step:
+        """Embed the sentences of up to ``batch`` memories that wait for them (those since
+        forgotten are skipped)."""
+        ids = self.queue.take_sentences(self.batch)
+        live = chitta.store.get_many(ids)
+        given = chitta.give_pieces([live[i] for i in ids if i in live])
+        self.queue.done(ids)
+        return Step(len(ids), given, {"sentences": given},
+                    finished=not self.queue.has_work() and not self._more)  # fmt: skip
 
     def reset(self) -> None:
         self._more = True  # look in the store again: a failed step left its batch there

@@ -158,7 +158,8 @@ class Subconscious:
 
     def drain(self) -> int:
         """Embed every memory still waiting, now, on the caller's thread (a daemon stopping,
-        once no request runs: at most the queue's bound); how many got their vectors."""
+        once no request runs: at most the queue's bound), then the sentences still waiting;
+        how many got their vectors."""
         if self.embed is None or self.queue is None:
             return 0
         given = 0
@@ -170,6 +171,14 @@ class Subconscious:
                             len(self.queue), exc_info=True)  # fmt: skip
                 break
             self.queue.done(ids)
+        while self.queue.sentences_waiting():
+            try:
+                self.embed.sentences_step(self.chitta)
+            except Exception:  # noqa: BLE001 - recall ranks them by their whole vectors
+                log.warning("upkeep: %d memories are left without their sentences' vectors "
+                            "(chitta reembed gives them)", self.queue.sentences_waiting(),
+                            exc_info=True)  # fmt: skip
+                break
         return given
 
     def wake(self) -> None:
@@ -226,7 +235,7 @@ class Subconscious:
                 due, failed = state.due_ms, state.error is not None
             # Memories waiting go at once (unless a failure asked for a pause); a look for
             # leftovers in the store waits for the start delay, like the sweeps.
-            if due <= now or (len(self.queue or ()) and not failed):
+            if due <= now or (self.queue is not None and self.queue.has_work() and not failed):
                 return self.embed
         due = [t for t in self.tasks if self._state[t.name].due_ms <= now]
         return min(due, key=lambda t: self._state[t.name].due_ms) if due else None
@@ -321,7 +330,8 @@ class Subconscious:
             }
             busy = sum(s.busy_s for s in self._state.values())
         if self.queue is not None:
-            tasks["embed"].update(waiting=len(self.queue), deferred=self.queue.deferred)
+            tasks["embed"].update(waiting=len(self.queue), deferred=self.queue.deferred,
+                                  sentences_waiting=self.queue.sentences_waiting())  # fmt: skip
         for task in self.tasks:
             own = getattr(task, "status", None)  # a task's own figures, if it keeps any
             if own is not None:
