@@ -11,10 +11,15 @@ sets' tuning halves, docs/benchmarks.md "A memory's best sentence").
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from chitta.embed.pieces import best_cosine
 from chitta.recall.lanes.base import LaneContext
+
+if TYPE_CHECKING:
+    from chitta.store.base import Store
 
 
 class SemanticLane:
@@ -25,12 +30,20 @@ class SemanticLane:
         if ctx.query_vector is None:
             return []
         found = ctx.store.vector_search(ctx.query_vector, ctx.scope, ctx.depth)
-        pieces = ctx.store.pieces_for([memory_id for memory_id, _ in found]) if found else {}
-        if not pieces:
-            return found
-        scored = [(memory_id, with_best_piece(whole, pieces.get(memory_id), ctx.query_vector))
-                  for memory_id, whole in found]  # fmt: skip
-        return sorted(scored, key=lambda item: -item[1])
+        return by_best_piece(ctx.store, found, ctx.query_vector)
+
+
+def by_best_piece(
+    store: Store, found: list[tuple[str, float]], query: np.ndarray
+) -> list[tuple[str, float]]:
+    """A vector search's results (id, whole cosine) rescored by :func:`with_best_piece`
+    with the pieces the store holds for them, best first (as found when none has any)."""
+    pieces = store.pieces_for([memory_id for memory_id, _ in found]) if found else {}
+    if not pieces:
+        return found
+    scored = [(memory_id, with_best_piece(whole, pieces.get(memory_id), query))
+              for memory_id, whole in found]  # fmt: skip
+    return sorted(scored, key=lambda item: -item[1])
 
 
 def with_best_piece(whole: float, pieces: bytes | None, query: np.ndarray) -> float:
