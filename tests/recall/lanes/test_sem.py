@@ -9,6 +9,7 @@ from tests.conftest import memory
 from chitta.embed.pieces import best_cosine, pack, pieces_by_id
 from chitta.recall.lanes.base import LaneContext
 from chitta.recall.lanes.sem import SemanticLane, with_best_piece
+from chitta.recall.lanes.xr import CrossRealmLane
 from chitta.store.base import Store
 from chitta.store.records import Scope
 
@@ -50,3 +51,14 @@ def test_a_memory_whose_one_sentence_answers_outranks_one_alike_throughout(
     by_pieces = SemanticLane().run(ctx)
     assert [i for i, _ in by_pieces] == [team.id, advice.id]
     assert dict(by_pieces)[advice.id] == dict(by_whole)[advice.id]  # one sentence: no pieces
+
+
+def test_other_realms_are_scored_by_their_best_sentence_too(store: Store, embedder) -> None:
+    store.bind_model(embedder.identity())
+    team, advice = memory(TEAM, realm="team"), memory(ADVICE, realm="ops")
+    vectors = embedder.embed([TEAM, ADVICE]).vectors
+    store.insert([(team, vectors[0]), (advice, vectors[1])])
+    store.set_pieces(pieces_by_id(embedder, [(team.id, TEAM), (advice.id, ADVICE)]))
+    ctx = LaneContext(query=QUERY, terms=(), query_vector=embedder.embed([QUERY]).vectors[0],
+                      scope=Scope("home"), depth=10, store=store)  # fmt: skip
+    assert [i for i, _ in CrossRealmLane().run(ctx)] == [team.id, advice.id]

@@ -1,7 +1,8 @@
 """``xr``: the same query over the store's other realms, off unless ``cross_realm`` asks.
 
 Over every other realm (with the recall's agent and channel axes) the dense and keyword lanes
-run as they do at home: one cosine search across those realms, and one BM25 search over them
+run as they do at home: one cosine search across those realms (each memory scored by its whole
+and its best sentence, as ``sem`` scores it), and one BM25 search over them
 taken as one collection (N, df and the average length over all the other realms together,
 store/sqlite/keywords.py, so their scores compare; the recall's own realm is not counted). The two
 lists are fused by RRF (Cormack et al. 2009) into this lane's one ranking. In the recall's
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from chitta.recall.fusion import rrf
 from chitta.recall.lanes.base import LaneContext
+from chitta.recall.lanes.sem import by_best_piece
 
 
 class CrossRealmLane:
@@ -24,7 +26,8 @@ class CrossRealmLane:
     def run(self, ctx: LaneContext) -> list[tuple[str, float]]:
         dense: list[tuple[str, float]] = []
         if ctx.query_vector is not None:
-            dense = ctx.store.vector_search_elsewhere(ctx.query_vector, ctx.scope, ctx.depth)
+            found = ctx.store.vector_search_elsewhere(ctx.query_vector, ctx.scope, ctx.depth)
+            dense = by_best_piece(ctx.store, found, ctx.query_vector)
         keyword: list[tuple[str, float]] = []
         if ctx.terms:
             keyword = ctx.store.keyword_search_elsewhere(ctx.terms, ctx.scope, ctx.depth)
