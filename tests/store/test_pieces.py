@@ -25,6 +25,8 @@ def test_pieces_are_kept_replaced_and_purged_with_their_memory(store: Store, emb
     fewer = pack(embedder.embed(["The ferry leaves at seven."]).vectors)
     assert store.set_pieces({m.id: fewer}) == 1  # set again: replaced
     assert store.pieces_for([m.id]) == {m.id: fewer}
+    assert store.set_pieces({m.id: pieces, other.id: fewer}) == 2  # a batch in one write
+    assert store.pieces_for([m.id, other.id]) == {m.id: pieces, other.id: fewer}
     store.purge(m.id)
     assert store.pieces_for([m.id]) == {}
 

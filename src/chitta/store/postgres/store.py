@@ -432,17 +432,17 @@ class PostgresStore:
         """Store memories' pieces' vectors, replacing theirs (store/base.py)."""
         if not pieces:
             return 0
+        ids = sorted(pieces)
         with self._tx("storing pieces") as cur:
-            stored = 0
-            for memory_id in sorted(pieces):
-                cur.execute(
-                    "INSERT INTO pieces (memory_id, vectors) SELECT id, %s FROM memories "
-                    "WHERE id = %s ON CONFLICT (memory_id) DO UPDATE SET vectors = "
-                    "excluded.vectors",
-                    (bytes(pieces[memory_id]), memory_id),
-                )
-                stored += cur.rowcount
-        return stored
+            # One statement for the batch (an import's 256 memories, the queue's 32): the ids
+            # the memories table does not hold are dropped by the join.
+            cur.execute(
+                "INSERT INTO pieces (memory_id, vectors) SELECT m.id, p.v FROM "
+                "unnest(%s::text[], %s::bytea[]) p (id, v) JOIN memories m ON m.id = p.id "
+                "ON CONFLICT (memory_id) DO UPDATE SET vectors = excluded.vectors",
+                (ids, [bytes(pieces[i]) for i in ids]),
+            )
+            return cur.rowcount
 
     def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
         rows = self._read(
