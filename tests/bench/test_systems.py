@@ -63,7 +63,7 @@ def test_chitta_reports_the_refused_turn_and_ablation_changes_lanes(systems) -> 
     chitta = hybrid.store.open()
     full = chitta.recall("Rex tennis", realm="locomo-mini", limit=3)
     ablated = chitta.recall("Rex tennis", realm="locomo-mini", limit=3, ablate=no_sem.ablate)
-    rest = ("ctx", "common", "code", "when")
+    rest = ("ctx", "common", "code", "when", "dated")
     assert full.lanes_run == ("sem", "kw", "tag", *rest)
     assert ablated.lanes_run == ("kw", "tag", *rest)
 

@@ -189,13 +189,14 @@ def test_recall_lanes_fusion_and_corrections_from_the_command_line(run) -> None:
     assert "field" in run("recall", "--help").stdout
     data = json.loads(run("recall", "WAL log", "--realm", "demo", "--strategy", "field",
                           "--fusion", "rsf", "--cross-realm", "--json").stdout)  # fmt: skip
-    assert data["lanes_run"] == ["sem", "kw", "tag", "hdc", "graph", "ctx", "common", "ep",
-                                 "theme", "code", "when", "xr"]  # fmt: skip
+    assert data["lanes_run"] == ["sem", "kw", "tag", "hdc", "graph", "ctx", "common", "dated",
+                                 "ep", "theme", "code", "when", "xr"]  # fmt: skip
     assert away.strip() in [h["id"] for h in data["hits"] if set(h["lanes"]) == {"xr"}]
     assert [(c["id"], c["keys"]) for c in data["corrections"]] == [(fix, ["wal"])]
     no_hdc = json.loads(run("recall", "WAL log", "--realm", "demo", "--cross-realm",
                             "--disable-hdc", "--json").stdout)  # fmt: skip
-    assert no_hdc["lanes_run"] == ["sem", "kw", "tag", "ctx", "common", "code", "when", "xr"]
+    assert no_hdc["lanes_run"] == ["sem", "kw", "tag", "ctx", "common", "code", "when", "dated",
+                                   "xr"]  # fmt: skip
     human = run("recall", "WAL log", "--realm", "demo", "--cross-realm", COLUMNS="200").stdout
     assert mid in human and "xr@b#1" in human and f"correction {fix} (key wal)" in human
     env = run("recall", "WAL log", "--realm", "demo", "--strategy", "field", "--json",

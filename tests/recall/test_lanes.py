@@ -28,7 +28,7 @@ NOTES = [
 RANKED = sorted(KNOWN_LANES - {"corr"})  # every lane but the correction lookup
 
 #: The lanes that work from the others' candidates: off when one lane is tested alone.
-DERIVED = ("graph", "ctx", "common")
+DERIVED = ("graph", "ctx", "common", "dated")
 
 
 @pytest.fixture

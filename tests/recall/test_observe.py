@@ -35,7 +35,7 @@ def test_every_hit_has_a_reason_and_every_drop_a_cause(stocked: Chitta) -> None:
 def test_process_ablation_switch_turns_lanes_off(stocked: Chitta) -> None:
     stocked.switches = RecallSwitches(ablate_lanes=("sem",))
     result = stocked.recall("SQLite", realm="demo")
-    assert result.lanes_run == ("kw", "tag", "ctx", "common", "code", "when")
+    assert result.lanes_run == ("kw", "tag", "ctx", "common", "code", "when", "dated")
     assert all("sem" not in h.lanes for h in result.hits)
 
 

@@ -34,7 +34,7 @@ def test_hits_carry_lanes_ranks_and_raw_scores(stocked: Chitta) -> None:
     assert top.lanes["sem"].rank == 1 and 0 < top.lanes["sem"].raw <= 1
     assert top.lanes["kw"].raw > 0
     assert top.score == pytest.approx(sum(h.contribution for h in top.lanes.values()))
-    assert result.lanes_run == ("sem", "kw", "tag", "ctx", "common", "code", "when")
+    assert result.lanes_run == ("sem", "kw", "tag", "ctx", "common", "code", "when", "dated")
 
 
 def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
@@ -46,7 +46,7 @@ def test_keyword_lane_finds_an_exact_identifier(stocked: Chitta) -> None:
 def test_strategies_and_ablation_choose_lanes(stocked: Chitta) -> None:
     assert stocked.recall("tabs", realm="demo", strategy="semantic").lanes_run == ("sem",)
     ablated = stocked.recall("tabs", realm="demo", ablate=["sem", "ctx", "common"])
-    assert ablated.lanes_run == ("kw", "tag", "code", "when")
+    assert ablated.lanes_run == ("kw", "tag", "code", "when", "dated")
     with pytest.raises(BadArgument, match="strategy"):
         stocked.recall("tabs", realm="demo", strategy="psychic")
     with pytest.raises(BadArgument, match="lane"):

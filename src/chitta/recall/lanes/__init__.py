@@ -12,6 +12,7 @@ from chitta.recall.lanes.base import Lane, LaneContext
 from chitta.recall.lanes.code import CodeLane
 from chitta.recall.lanes.common import CommonWordLane
 from chitta.recall.lanes.ctx import ContextLane
+from chitta.recall.lanes.dated import DatedLane
 from chitta.recall.lanes.ep import EpisodeLane
 from chitta.recall.lanes.graph import GraphLane
 from chitta.recall.lanes.hdc import HdcLane
@@ -37,6 +38,7 @@ LANES: dict[str, Lane] = {
         CommonWordLane(),
         CodeLane(),
         WhenLane(),
+        DatedLane(),
     )
 }
 #: Lanes that read the query's embedding: the pipeline embeds only when one of them runs.
