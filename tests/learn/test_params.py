@@ -15,6 +15,11 @@ def test_the_default_preset_tunes_the_balance_the_tag_boost_and_its_other_lanes(
                                            "lane:code", "lane:when")  # fmt: skip
 
 
+def test_a_lane_fused_by_a_fixed_boost_has_no_weight_to_tune() -> None:
+    assert "lane:dated" not in params_of(preset("hybrid"))  # rsf: a boost, like tag's
+    assert "lane:dated" in params_of(preset("field"))  # rrf: a weight
+
+
 def test_the_spread_and_hebbian_rate_are_tuned_only_where_the_graph_lane_runs() -> None:
     assert "spread_strength" in params_of(preset("field"))
     assert "hebbian" in params_of(preset("field"))

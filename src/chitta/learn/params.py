@@ -95,14 +95,16 @@ def spec(name: str) -> ParamSpec:
 
 
 def params_of(config: RecallConfig) -> tuple[str, ...]:
-    """The parameters a recall under ``config`` has: those whose part it runs."""
+    """The parameters a recall under ``config`` has: those whose part it runs. A lane that
+    rsf adds a fixed boost for (``dated`` in ``hybrid``) has no weight to scale."""
     lanes = config.lane_weights
     names = []
     if "sem" in lanes and "kw" in lanes:
         names.append("balance")
     if "tag" in lanes:
         names.append("tag")
-    names += [f"lane:{lane}" for lane in lanes if lane not in NOT_LANE_PARAMS]
+    weighed = config.fusion_weights()
+    names += [f"lane:{lane}" for lane in weighed if lane not in NOT_LANE_PARAMS]
     if "graph" in lanes:
         names += ["spread_strength", "spread_decay", "hebbian"]
     return tuple(names)
