@@ -19,8 +19,8 @@ class LaneContext:
     """One recall's inputs, shared by its lanes.
 
     ``seeds`` is empty for the lanes that search the store from the query alone; the lanes
-    that work outward from what those found (``derived``: graph, ctx, common) run second and
-    get the first fusion's candidates in it, best first.
+    that work outward from what those found (``derived``: graph, ctx, common, dated) run
+    second and get the first fusion's candidates in it, best first.
     """
 
     query: str
