@@ -11,7 +11,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -403,18 +403,26 @@ class Chitta:
         if self.embed_queue is None or not self.embed_queue.add_sentences(memory.id):
             self.give_pieces([memory])
 
-    def give_pieces(self, memories: Sequence[Memory]) -> int:
+    def give_pieces(
+        self,
+        memories: Sequence[Memory],
+        writing: Callable[[], AbstractContextManager[object]] = nullcontext,
+    ) -> int:
         """Embed and store the pieces of ``memories`` that have them (their sentences,
-        embed/pieces.py); how many got theirs. The memories are stored already: when the model
-        fails here they keep their whole vector alone, which recall reads as before, and
-        ``chitta reembed`` gives them their pieces later."""
+        embed/pieces.py); how many got theirs. The model runs outside ``writing`` (the
+        daemon's writer lock, for its worker), the write inside. The memories are stored
+        already: when the model fails here they keep their whole vector alone, which recall
+        reads as before, and ``chitta reembed`` gives them their pieces later."""
         try:
             found = pieces_by_id(self.embedder, [(m.id, m.content) for m in memories])
         except EmbedError as exc:
             log.warning("%d memories stored without their sentences' vectors: %s",
                         len(memories), exc)  # fmt: skip
             return 0
-        return self.store.set_pieces(found) if found else 0
+        if not found:
+            return 0
+        with writing():
+            return self.store.set_pieces(found)
 
     def repeat_of(
         self, memory: Memory, vector: np.ndarray, *, besides: Kind | None = None
@@ -487,7 +495,7 @@ class Chitta:
                 if changed != fresh:
                     self.store.update(changed)
                 given += self.store.set_vectors({m.id: vector})
-        self.give_pieces(kept)
+        self.give_pieces(kept, writing)
         return Embedded(given, folded)
 
     def _get_any(self, memory_id: str) -> Memory | None:

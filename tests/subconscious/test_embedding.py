@@ -4,6 +4,8 @@ rules it skipped; leftovers in the store are found; a stopping daemon drains wha
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -12,7 +14,7 @@ from tests.conftest import memory
 from chitta.api import Chitta
 from chitta.cli.render import upkeep_words
 from chitta.store.records import Scope, Source
-from chitta.subconscious.embedding import EmbedQueue
+from chitta.subconscious.embedding import EmbedQueue, EmbedTask
 from chitta.subconscious.schedule import UpkeepSettings
 from chitta.subconscious.worker import Subconscious
 from chitta.wire import result_from_dict, result_to_dict
@@ -227,3 +229,20 @@ def test_drain_gives_the_waiting_sentences_too(chitta: Chitta) -> None:
     worker = Subconscious(chitta, replace(ONLY_EMBED, enabled=False), queue=queue)
     assert worker.drain() == 0  # no memory waited for its own vector
     assert set(chitta.store.pieces_for(ids)) == set(ids) and queue.sentences_waiting() == 0
+
+
+def test_the_worker_stores_sentences_under_the_writer_lock_and_embeds_outside_it(
+    chitta: Chitta,
+) -> None:
+    queue = busy_queue(chitta, waiting=0)
+    done = chitta.remember(TWO, realm="trip")
+    held = []
+
+    @contextmanager
+    def writing() -> Iterator[None]:
+        held.append(chitta.store.pieces_for([done.id]))  # what was stored before it was held
+        yield
+
+    step = EmbedTask(queue).sentences_step(chitta, writing)
+    assert held == [{}] and step.changed == 1
+    assert list(chitta.store.pieces_for([done.id])) == [done.id]

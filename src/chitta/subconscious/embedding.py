@@ -139,7 +139,7 @@ class EmbedTask:
 
     def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
         if not len(self.queue) and self.queue.sentences_waiting():
-            return self.sentences_step(chitta)  # the memories' own vectors go first
+            return self.sentences_step(chitta, writing)  # the memories' own vectors go first
         if not len(self.queue) and self._more:
             found = chitta.store.unembedded(LOAD)
             self._more = len(found) == LOAD
@@ -153,12 +153,12 @@ class EmbedTask:
         return Step(len(ids), done.embedded if done else 0, counts,
                     finished=not self.queue.has_work() and not self._more)  # fmt: skip
 
-    def sentences_step(self, chitta: Chitta) -> Step:
+    def sentences_step(self, chitta: Chitta, writing: Writing) -> Step:
         """Embed the sentences of up to ``batch`` memories that wait for them (those since
-        forgotten are skipped)."""
+        forgotten are skipped), storing them under ``writing``."""
         ids = self.queue.take_sentences(self.batch)
         live = chitta.store.get_many(ids)
-        given = chitta.give_pieces([live[i] for i in ids if i in live])
+        given = chitta.give_pieces([live[i] for i in ids if i in live], writing)
         self.queue.done(ids)
         return Step(len(ids), given, {"sentences": given},
                     finished=not self.queue.has_work() and not self._more)  # fmt: skip

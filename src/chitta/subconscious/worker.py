@@ -173,7 +173,7 @@ class Subconscious:
             self.queue.done(ids)
         while self.queue.sentences_waiting():
             try:
-                self.embed.sentences_step(self.chitta)
+                self.embed.sentences_step(self.chitta, self._writing)
             except Exception:  # noqa: BLE001 - recall ranks them by their whole vectors
                 log.warning("upkeep: %d memories are left without their sentences' vectors "
                             "(chitta reembed gives them)", self.queue.sentences_waiting(),
