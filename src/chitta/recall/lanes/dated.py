@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from chitta.recall.lanes.base import LaneContext
+from chitta.recall.timecue.words import AGO, MONTH
 
 _I = re.IGNORECASE
 #: A question asking for a time, a span or an order.
@@ -28,19 +29,18 @@ _ASKS_WHEN = re.compile(
     r"|\bin what order\b|\bfrom first to last\b",
     _I,
 )
-#: Words that say when: relative days and periods, spans ago, weekdays, months, years, dates.
+#: Words that say when: relative days and periods, years, dates (spans ago and months are
+#: the time cue's own patterns, timecue/words.py).
 _SAYS_WHEN_ANY_CASE = re.compile(
     r"\b(?:yesterday|today|tonight|tomorrow|recently|the other day|earlier this \w+"
     r"|(?:last|next|this|past) (?:night|morning|evening|week(?:end)?|month|year|summer|winter"
     r"|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-    r"|(?:\d+|a|an|one|two|three|four|five|six|few|couple of|several) (?:days?|weeks?|months?"
-    r"|years?) ago|(?:19|20)\d\d|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
+    r"|several (?:days|weeks|months|years) ago|(?:19|20)\d\d|\d{1,2}/\d{1,2}(?:/\d{2,4})?)\b",
     _I,
 )
-#: Weekday and month names written as names ("May", not "may").
+#: Weekdays written as names, and months as the time cue reads them ("May", not "may").
 _SAYS_WHEN_NAMED = re.compile(
-    r"\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|January|February|March"
-    r"|April|May|June|July|August|September|October|November|December)\b"
+    rf"\b(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|{MONTH})\b"
 )
 
 
@@ -52,7 +52,7 @@ def asks_when(question: str) -> bool:
 def says_when(text: str) -> bool:
     """Whether ``text`` names a time: a relative day or period, a span ago, a weekday, a
     month, a year or a date."""
-    return bool(_SAYS_WHEN_ANY_CASE.search(text) or _SAYS_WHEN_NAMED.search(text))
+    return any(p.search(text) for p in (_SAYS_WHEN_ANY_CASE, AGO, _SAYS_WHEN_NAMED))
 
 
 @dataclass(frozen=True, slots=True)

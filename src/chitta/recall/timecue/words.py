@@ -29,8 +29,9 @@ DAY_MS = 86_400_000
 #: How many years back a month named without a year is looked for.
 MONTH_YEARS_BACK = 20
 _MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
-# "May" and "March" are also a verb: those two are months only when capitalised.
-_MONTH = (
+#: A month's name; "May" and "March" are also verbs: those two are months only when
+#: capitalised (also read by recall/lanes/dated.py).
+MONTH = (
     r"(?P<month>(?i:january|february|april|june|july|august|september|october|november|december)"
     r"|May|March)"
 )
@@ -50,10 +51,10 @@ _WEEKDAYS = {name.lower(): n for n, name in enumerate(calendar.day_name)}
 _I = re.IGNORECASE
 
 _FULL_DATE = (
-    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b"),
-    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{MONTH},?\s+{_YEAR}\b"),
+    re.compile(rf"\b{MONTH}\s+{_DAY},?\s+{_YEAR}\b"),
 )
-_MONTH_YEAR = re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b")
+_MONTH_YEAR = re.compile(rf"\b{MONTH},?\s+{_YEAR}\b")
 # ISO 8601, as agents and logs write dates: 2026-11-30 (a day), 2026-11 (a month).
 _ISO_DAY = re.compile(
     r"(?<![\w.-])(?P<year>(?:19|20)\d{2})-(?P<month>\d{2})-(?P<day>\d{2})(?![\w-])"
@@ -61,12 +62,13 @@ _ISO_DAY = re.compile(
 _ISO_MONTH = re.compile(r"(?<![\w.-])(?P<year>(?:19|20)\d{2})-(?P<month>0[1-9]|1[0-2])(?![\w-])")
 _MONTH_ALONE = re.compile(
     rf"\b(?i:in|on|during|since|of|by|around|until|through|from|early|late|mid|before|after)"
-    rf"\s+(?:(?i:the\s+)?(?i:beginning|start|end|middle)\s+of\s+)?{_MONTH}\b(?:\s+{_DAY}\b)?"
+    rf"\s+(?:(?i:the\s+)?(?i:beginning|start|end|middle)\s+of\s+)?{MONTH}\b(?:\s+{_DAY}\b)?"
 )
 _YEAR_ALONE = re.compile(
     rf"\b(?i:in|during|since|of|summer|winter|spring|fall|autumn|year)\s+{_YEAR}\b(?![-/.]\d)"
 )
-_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _I)
+#: A count of days, weeks, months or years ago ("two weeks ago", "a few days ago").
+AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", _I)
 _PAST = re.compile(
     rf"\b(?:in|over|during|for|within)\s+the\s+(?:past|last)\s+(?:{_COUNT}\s+)?{_UNIT}\b", _I
 )
@@ -131,7 +133,7 @@ def _year_alone(text: str, now: datetime, holds: Callable[[int, int], bool]) -> 
 
 
 def _relative(text: str, now: datetime, holds: Callable[[int, int], bool]) -> TimeCue | None:
-    if (m := _AGO.search(text)) is not None:
+    if (m := AGO.search(text)) is not None:
         n, unit = _NUMBERS.get(m["n"].lower()) or int(m["n"]), m["unit"].lower()
         if unit == "year":
             year = now.year - n
