@@ -400,7 +400,14 @@ class Chitta:
         the ``remember`` need not wait for, subconscious/embedding.py)."""
         if not pieces_of(memory.content):
             return
-        if self.embed_queue is None or not self.embed_queue.add_sentences(memory.id):
+        if self.embed_queue is None:
+            self.give_pieces([memory])
+            return
+        # Marked in the store first: a daemon killed before its worker gets here leaves the
+        # memory to the next one's worker (store.awaiting_pieces), not without its sentences.
+        # In line when the queue is full; storing the pieces clears the mark.
+        self.store.await_pieces([memory.id])
+        if not self.embed_queue.add_sentences(memory.id):
             self.give_pieces([memory])
 
     def give_pieces(

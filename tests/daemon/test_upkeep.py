@@ -203,3 +203,31 @@ def test_a_remember_does_not_wait_for_its_sentences_and_a_stopping_daemon_gives_
     ids = [r["id"] for r in replies]
     with open_store(daemon_store or str(Settings(home=home).store_path), home=home) as s:
         assert set(s.pieces_for(ids)) == set(ids)
+
+
+@pytest.mark.sqlite_only
+def test_sentences_a_killed_daemon_left_are_given_by_the_next_one(
+    home: Path, launch, daemon_store, daemon_socket: Path
+) -> None:
+    proc = launch(home, store=daemon_store, env={**UPKEEP, "CHITTA_UPKEEP_SHARE": "1"})
+    with DaemonClient(daemon_socket) as client:
+        ids = [client.call("remember", realm="trips",
+                           content=f"Day {n} of the trip: we crossed river {n}. "
+                                   f"The water was cold and the current strong.")["id"]
+               for n in range(80)]  # fmt: skip
+        assert upkeep_of(daemon_socket)["tasks"]["embed"]["sentences_waiting"] > 0
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    location = daemon_store or str(Settings(home=home).store_path)
+    with open_store(location, home=home) as s:
+        left = s.awaiting_pieces(100)
+        assert left and set(left) <= set(ids) and not set(s.pieces_for(left))
+    started_ms = int(time.time() * 1000)
+    proc = launch(home, store=daemon_store, env=UPKEEP)  # the next daemon, at full pace
+    # Its embedding task finishes its first sweep once nothing waits, in the store either.
+    wait_for(lambda: (upkeep_of(daemon_socket)["tasks"]["embed"]["last"] or {})
+             .get("finished_ms", 0) >= started_ms)  # fmt: skip
+    proc.send_signal(signal.SIGTERM)  # a stopping daemon gives only what its queue holds
+    assert proc.wait(timeout=60) == 0
+    with open_store(location, home=home) as s:
+        assert s.awaiting_pieces(100) == [] and set(s.pieces_for(left)) == set(left)

@@ -39,3 +39,20 @@ def test_a_new_model_drops_the_old_models_pieces(store: Store, embedder) -> None
     store.set_pieces({m.id: pack(embedder.embed(["The ferry leaves at seven."]).vectors)})
     store.replace_model(embedder.identity(), {m.id: v})
     assert store.pieces_for([m.id]) == {}
+
+
+def test_a_memory_awaiting_its_pieces_is_marked_until_they_come(store: Store, embedder) -> None:
+    store.bind_model(embedder.identity())
+    m, other, gone = memory(TEXT), memory("The ferry is late again"), memory("Pier four shut")
+    vectors = embedder.embed([TEXT, other.content, gone.content]).vectors
+    store.insert([(m, vectors[0]), (other, vectors[1]), (gone, vectors[2])])
+    pieces = pack(embedder.embed(["The ferry leaves at seven.", "It sails from pier 4."]).vectors)
+    store.set_pieces({other.id: pieces})
+    store.await_pieces([m.id, other.id, gone.id, "01NOSUCHMEMORY0000000000000"])
+    assert store.pieces_for([m.id, other.id]) == {other.id: pieces}  # marked: none yet
+    assert store.awaiting_pieces(10) == sorted([m.id, gone.id])  # other keeps its pieces
+    assert store.awaiting_pieces(1) == [min(m.id, gone.id)]  # oldest first
+    store.set_deleted(gone.id, 1)
+    assert store.awaiting_pieces(10) == [m.id]  # a forgotten memory is not waited for
+    store.set_pieces({m.id: pieces})
+    assert store.awaiting_pieces(10) == [] and store.pieces_for([m.id]) == {m.id: pieces}

@@ -207,12 +207,25 @@ def test_a_memory_stored_with_its_vector_gets_its_sentences_after_the_reply(
     assert queue.sentences_waiting() == 0 and len(queue) == 0
 
 
+def test_sentences_a_killed_daemon_left_are_found_by_the_next_worker(chitta: Chitta) -> None:
+    busy_queue(chitta, waiting=0)
+    left = [chitta.remember(f"{TWO} Day {n} of the trip.", realm="d").id for n in range(3)]
+    assert chitta.store.awaiting_pieces(10) == sorted(left)  # marked before it was queued
+    # The daemon dies with them queued: the next one starts with an empty queue.
+    queue = busy_queue(chitta, waiting=0, max_pending=2)
+    worker = Subconscious(chitta, ONLY_EMBED, queue=queue)
+    drain(worker)  # two a load (the queue's bound), then the third
+    assert set(chitta.store.pieces_for(left)) == set(left)
+    assert chitta.store.awaiting_pieces(10) == [] and not worker.embed.wanted()
+
+
 def test_sentences_past_the_bound_are_embedded_in_line(chitta: Chitta) -> None:
     queue = busy_queue(chitta, waiting=0, max_pending=1)
     first = chitta.remember(TWO, realm="trip")
     second = chitta.remember(f"{TWO} We took the second boat back.", realm="trip")
     assert queue.sentences_waiting() == 1
     assert list(chitta.store.pieces_for([first.id, second.id])) == [second.id]
+    assert chitta.store.awaiting_pieces(10) == [first.id]  # the one in line is not marked
 
 
 def test_a_memory_forgotten_before_the_worker_gets_no_sentences(chitta: Chitta) -> None:

@@ -134,7 +134,18 @@ class Store(Protocol):
         they had, in one transaction; an id no memory has is left. How many were stored."""
 
     def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
-        """The packed pieces' vectors of those of ``ids`` that have pieces, as stored."""
+        """The packed pieces' vectors of those of ``ids`` that have pieces, as stored (a
+        memory still awaiting its pieces has none)."""
+
+    def await_pieces(self, ids: Sequence[str]) -> None:
+        """Mark memories as awaiting their pieces (the daemon's queue embeds them after the
+        reply, subconscious/embedding.py), so that a daemon killed first leaves them found
+        by the next; a memory with pieces already keeps them. :meth:`set_pieces` clears the
+        mark."""
+
+    def awaiting_pieces(self, limit: int) -> list[str]:
+        """Up to ``limit`` ids of live memories marked by :meth:`await_pieces` and not yet
+        given their pieces, oldest first."""
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` exist in ``table`` (one of :data:`ID_TABLES`)."""

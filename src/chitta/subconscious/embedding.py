@@ -24,8 +24,10 @@ A memory's sentences (embed/pieces.py) wait here too, always, not only under loa
 ``remember`` through the daemon stores the memory with its whole vector and replies; the
 worker embeds its sentences next, in batches, after any memory still waiting for its vector.
 Until then recall ranks it by its whole vector, as it ranks any memory without sentences. A
-daemon that stops embeds them before it closes; one that is killed leaves those few without,
-which ``chitta reembed`` gives them.
+daemon that stops embeds them before it closes. The store marks each such memory as awaiting
+its sentences (``await_pieces``) before it is queued, so the memories a killed daemon left are
+found there (``awaiting_pieces``) by the next daemon's worker and embedded then, as the
+memories left without a vector are.
 """
 
 from __future__ import annotations
@@ -132,14 +134,18 @@ class EmbedTask:
         self.queue = queue
         self.batch = batch
         self._more = True  # the store may hold leftovers not yet read
+        self._more_sentences = True  # and memories left awaiting their sentences
 
     def wanted(self) -> bool:
         """Whether a step has work: memories wait, or the store is yet to be looked at."""
-        return self._more or self.queue.has_work()
+        return self._more or self._more_sentences or self.queue.has_work()
 
     def step(self, chitta: Chitta, now: int, writing: Writing) -> Step:
-        if not len(self.queue) and self.queue.sentences_waiting():
-            return self.sentences_step(chitta, writing)  # the memories' own vectors go first
+        if not len(self.queue) and not self._more:  # the memories' own vectors go first
+            if self._more_sentences and not self.queue.sentences_waiting():
+                self._load_sentences(chitta)
+            if self.queue.sentences_waiting():
+                return self.sentences_step(chitta, writing)
         if not len(self.queue) and self._more:
             found = chitta.store.unembedded(LOAD)
             self._more = len(found) == LOAD
@@ -151,7 +157,14 @@ class EmbedTask:
         self.queue.done(ids)
         counts = {"folded": done.folded} if done else {}
         return Step(len(ids), done.embedded if done else 0, counts,
-                    finished=not self.queue.has_work() and not self._more)  # fmt: skip
+                    finished=not self.wanted())  # fmt: skip
+
+    def _load_sentences(self, chitta: Chitta) -> None:
+        """Queue the memories the store marks as awaiting their sentences (a killed daemon's
+        leftovers), as many as the queue holds; the rest at a later step."""
+        found = chitta.store.awaiting_pieces(self.queue.max_pending)
+        queued = sum(self.queue.add_sentences(memory_id) for memory_id in found)
+        self._more_sentences = len(found) == self.queue.max_pending or queued < len(found)
 
     def sentences_step(self, chitta: Chitta, writing: Writing) -> Step:
         """Embed the sentences of up to ``batch`` memories that wait for them (those since
@@ -161,7 +174,8 @@ class EmbedTask:
         given = chitta.give_pieces([live[i] for i in ids if i in live], writing)
         self.queue.done(ids)
         return Step(len(ids), given, {"sentences": given},
-                    finished=not self.queue.has_work() and not self._more)  # fmt: skip
+                    finished=not self.wanted())  # fmt: skip
 
     def reset(self) -> None:
         self._more = True  # look in the store again: a failed step left its batch there
+        self._more_sentences = True

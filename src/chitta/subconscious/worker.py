@@ -174,9 +174,9 @@ class Subconscious:
         while self.queue.sentences_waiting():
             try:
                 self.embed.sentences_step(self.chitta, self._writing)
-            except Exception:  # noqa: BLE001 - recall ranks them by their whole vectors
+            except Exception:  # noqa: BLE001 - marked in the store: the next daemon embeds them
                 log.warning("upkeep: %d memories are left without their sentences' vectors "
-                            "(chitta reembed gives them)", self.queue.sentences_waiting(),
+                            "until the next start", self.queue.sentences_waiting(),
                             exc_info=True)  # fmt: skip
                 break
         return given

@@ -446,9 +446,31 @@ class PostgresStore:
 
     def pieces_for(self, ids: Sequence[str]) -> dict[str, bytes]:
         rows = self._read(
-            "SELECT memory_id, vectors FROM pieces WHERE memory_id = ANY(%s)", (list(ids),)
+            "SELECT memory_id, vectors FROM pieces WHERE memory_id = ANY(%s) "
+            "AND octet_length(vectors) > 0",
+            (list(ids),),
         )
         return {r[0]: bytes(r[1]) for r in rows}
+
+    def await_pieces(self, ids: Sequence[str]) -> None:
+        """Mark memories as awaiting their pieces: a row without vectors (store/base.py)."""
+        if not ids:
+            return
+        with self._tx("marking pieces") as cur:
+            cur.execute(
+                "INSERT INTO pieces (memory_id, vectors) SELECT m.id, ''::bytea FROM memories m "
+                "WHERE m.id = ANY(%s) ON CONFLICT (memory_id) DO NOTHING",
+                (sorted(set(ids)),),
+            )
+
+    def awaiting_pieces(self, limit: int) -> list[str]:
+        rows = self._read(
+            "SELECT p.memory_id FROM pieces p JOIN memories m ON m.id = p.memory_id "
+            "WHERE octet_length(p.vectors) = 0 AND m.deleted_at IS NULL "
+            "ORDER BY p.memory_id LIMIT %s",
+            (limit,),
+        )
+        return [r[0] for r in rows]
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._read("SELECT 1 FROM memories WHERE id = %s", (memory_id,)))

@@ -132,10 +132,33 @@ class Memories(Connection):
             chunk = list(ids[start : start + 500])
             marks = ", ".join("?" * len(chunk))
             for r in self._query(
-                f"SELECT memory_id, vectors FROM pieces WHERE memory_id IN ({marks})", chunk
+                f"SELECT memory_id, vectors FROM pieces WHERE memory_id IN ({marks}) "
+                "AND length(vectors) > 0",
+                chunk,
             ):
                 found[r[0]] = bytes(r[1])
         return found
+
+    @locked_write
+    def await_pieces(self, ids: Sequence[str]) -> None:
+        """Mark memories as awaiting their pieces: a row without vectors (store/base.py)."""
+        todo = self.existing_ids("memories", sorted(set(ids)))
+        if not todo:
+            return
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO pieces (memory_id, vectors) VALUES (?, x'') "
+                "ON CONFLICT (memory_id) DO NOTHING",
+                ((i,) for i in sorted(todo)),
+            )
+
+    def awaiting_pieces(self, limit: int) -> list[str]:
+        rows = self._query(
+            "SELECT p.memory_id FROM pieces p JOIN memories m ON m.id = p.memory_id "
+            "WHERE length(p.vectors) = 0 AND m.deleted_at IS NULL ORDER BY p.memory_id LIMIT ?",
+            (limit,),
+        )
+        return [r[0] for r in rows]
 
     def exists(self, memory_id: str) -> bool:
         return bool(self._query("SELECT 1 FROM memories WHERE id = ?", (memory_id,)))
