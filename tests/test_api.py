@@ -323,6 +323,34 @@ def test_a_memory_of_sentences_is_stored_with_their_vectors(chitta: Chitta, embe
     assert chitta.store.pieces_for([many, one]) == stored
 
 
+POTTERY = [("s1", "Caroline: How was the pottery workshop you took the kids to last weekend?"),
+           ("s1", "Melanie: It went fine, they were busy all afternoon."),
+           ("s2", "Caroline: How was the dentist appointment for the kids on Monday?"),
+           ("s2", "Melanie: They loved it and enjoyed every minute of it.")]  # fmt: skip
+
+
+def test_a_reply_is_found_by_the_turn_it_answers(chitta: Chitta, embedder) -> None:
+    """A conversation's turn (kind episode, in a session or episode) that follows another
+    has one more piece: the turn before it and itself together (embed/pieces.py). By its
+    own words the dentist reply is nearer the question; read after the turn it answers, the
+    pottery reply is."""
+    ids = [chitta.remember(text, kind="episode", realm="chat", source=Source(session=s)).id
+           for s, text in POTTERY]  # fmt: skip
+    fact = chitta.remember("The kids have swimming lessons on Thursdays", realm="chat",
+                           source=Source(session="s2")).id  # fmt: skip
+    stored = chitta.store.pieces_for([*ids, fact])
+    # First turns and a fact of the session (not a turn) have nothing before them to read.
+    assert sorted(stored) == sorted([ids[1], ids[3]])
+    assert len(stored[ids[1]]) == embedder.identity().dim + 4  # one piece
+    question = "did the kids enjoy the pottery workshop?"
+    order = [h.memory.id for h in chitta.recall(question, realm="chat", strategy="semantic").hits]
+    assert order.index(ids[1]) < order.index(ids[3])
+    chitta.store.drop_pieces(ids)  # as a store made before turns had their context
+    order = [h.memory.id for h in chitta.recall(question, realm="chat", strategy="semantic").hits]
+    assert order.index(ids[3]) < order.index(ids[1])
+    assert chitta.reembed() == 5 and sorted(chitta.store.pieces_for(ids)) == [ids[1], ids[3]]
+
+
 def test_a_model_failing_on_the_sentences_keeps_the_memory_with_its_whole_vector(
     server: ServerState,  # noqa: F811 (the fixture imported above)
     tmp_path: Path,

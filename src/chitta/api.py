@@ -395,10 +395,11 @@ class Chitta:
         return tuple(dict.fromkeys(ids))
 
     def _sentences_of(self, memory: Memory) -> None:
-        """Give a memory just stored with its vector its sentences' vectors: in line, or
-        through the daemon's embedding queue, which embeds them after the reply (a model call
-        the ``remember`` need not wait for, subconscious/embedding.py)."""
-        if not pieces_of(memory.content):
+        """Give a memory just stored with its vector its pieces' vectors (its sentences', and
+        a turn's with the turn before it): in line, or through the daemon's embedding queue,
+        which embeds them after the reply (a model call the ``remember`` need not wait for,
+        subconscious/embedding.py)."""
+        if not pieces_of(memory.content, self._turns_before([memory]).get(memory.id)):
             return
         if self.embed_queue is None:
             self.give_pieces([memory])
@@ -415,21 +416,36 @@ class Chitta:
         memories: Sequence[Memory],
         writing: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> int:
-        """Embed and store the pieces of ``memories`` that have them (their sentences,
-        embed/pieces.py); how many got theirs. The model runs outside ``writing`` (the
-        daemon's writer lock, for its worker), the write inside. The memories are stored
-        already: when the model fails here they keep their whole vector alone, which recall
-        reads as before, and ``chitta reembed`` gives them their pieces later."""
+        """Embed and store the pieces of ``memories`` that have them (their sentences, and a
+        turn's with the turn before it, embed/pieces.py); how many got theirs. The model runs
+        outside ``writing`` (the daemon's writer lock, for its worker), the write inside. The
+        memories are stored already: when the model fails here they keep their whole vector
+        alone, which recall reads as before, and ``chitta reembed`` gives them their pieces
+        later."""
+        before = self._turns_before(memories)
         try:
-            found = pieces_by_id(self.embedder, [(m.id, m.content) for m in memories])
+            found = pieces_by_id(self.embedder, [(m.id, m.content) for m in memories], before)
         except EmbedError as exc:
             log.warning("%d memories stored without their sentences' vectors: %s",
                         len(memories), exc)  # fmt: skip
             return 0
-        if not found:
+        none = [m.id for m in memories if m.id not in found]  # e.g. the turn before forgotten
+        if not found and not none:
             return 0
         with writing():
-            return self.store.set_pieces(found)
+            self.store.drop_pieces(none)  # any mark it waited under, or pieces made before
+            return self.store.set_pieces(found) if found else 0
+
+    def _turns_before(self, memories: Sequence[Memory]) -> dict[str, str]:
+        """The text of the turn before each of ``memories`` that is a conversation's turn
+        (kind ``episode``) in an episode or a session, by its id (embed/pieces.py says why)."""
+        turns = [m for m in memories if m.kind is Kind.EPISODE
+                 and (m.episode_id is not None or m.source.session)]  # fmt: skip
+        if not turns:
+            return {}
+        ids = self.store.turns_before(turns)
+        texts = self.store.get_many(sorted(set(ids.values())))
+        return {mid: texts[b].content for mid, b in ids.items() if b in texts}
 
     def repeat_of(
         self, memory: Memory, vector: np.ndarray, *, besides: Kind | None = None

@@ -7,6 +7,7 @@ from tests.conftest import memory
 
 from chitta.embed.pieces import pack
 from chitta.store.base import Store
+from chitta.store.kinds import Kind
 
 TEXT = "The ferry leaves at seven. It sails from pier four to the island."
 
@@ -56,3 +57,44 @@ def test_a_memory_awaiting_its_pieces_is_marked_until_they_come(store: Store, em
     assert store.awaiting_pieces(10) == [m.id]  # a forgotten memory is not waited for
     store.set_pieces({m.id: pieces})
     assert store.awaiting_pieces(10) == [] and store.pieces_for([m.id]) == {m.id: pieces}
+
+
+def test_the_turn_before_a_memory_in_its_episode_or_session(store: Store, embedder) -> None:
+    from chitta.store.records import Episode, Source
+
+    store.bind_model(embedder.identity())
+    store.add_episodes(
+        [
+            Episode(
+                id="01EPISODE00000000000000000",
+                realm="work",
+                title="chat",
+                started_at=1,
+                ended_at=None,
+                source=Source(),
+                created_at=1,
+            )
+        ]
+    )
+    in_episode = [
+        memory(f"Turn {n} of the chat", kind=Kind.EPISODE, episode_id="01EPISODE00000000000000000")
+        for n in range(3)
+    ]
+    in_session = [
+        memory(f"Turn {n} of the session", kind=k, source=Source(session="s"))
+        for n, k in enumerate([Kind.EPISODE, Kind.INSIGHT, Kind.EPISODE])
+    ]
+    alone = memory("A turn of no session", kind=Kind.EPISODE)
+    [v] = embedder.embed(["a turn"]).vectors
+    store.insert([(m, v) for m in [*in_episode, *in_session, alone]])
+    store.set_deleted(in_episode[1].id, 1)
+    before = store.turns_before([*in_episode, *in_session, alone])
+    assert before == {
+        in_episode[1].id: in_episode[0].id,
+        in_episode[2].id: in_episode[0].id,  # the forgotten one is passed over
+        in_session[1].id: in_session[0].id,
+        in_session[2].id: in_session[0].id,  # a fact between is not a turn
+    }
+    store.await_pieces([alone.id])
+    store.drop_pieces([alone.id, in_session[0].id])
+    assert store.awaiting_pieces(10) == []

@@ -9,13 +9,20 @@ best passage, as in MaxP (Dai & Callan 2019, "Deeper Text Understanding for IR w
 Contextual Neural Language Modeling"). Sentences also reach past the model's input limit,
 where the whole text is cut.
 
-A memory of one sentence has no pieces: its whole vector says it all.
+A memory of one sentence has no pieces: its whole vector says it all — unless it is a turn of
+a conversation. A turn is read in the light of the turn it answers ("The kids loved it! They
+made this!" after "How was the pottery workshop?"), so a turn that follows another in its
+episode or session has one more piece: the turn before it and itself, embedded together. The
+reply is then found by what it was a reply to, the way a reader of the transcript finds it.
+Only the previous turn is taken: it is known when the turn is written, and a turn's later
+replies are not.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 
@@ -33,12 +40,18 @@ MIN_WORDS = 3
 #: At most this many pieces a memory (the first ones): a bound on the write's embedding work
 #: for a very long text. 99 % of the development sets' turns have 32 or fewer.
 MAX_PIECES = 32
+EMPTY: Mapping[str, str] = MappingProxyType({})
 
 
-def pieces_of(text: str) -> list[str]:
+def pieces_of(text: str, before: str | None = None) -> list[str]:
     """The pieces ``text`` is embedded as besides its whole: its sentences of at least
-    :data:`MIN_WORDS` words, each with the text's leading label; none when there are fewer
-    than two."""
+    :data:`MIN_WORDS` words, each with the text's leading label (none when there are fewer
+    than two), and, for a turn that follows the turn ``before``, both turns together."""
+    found = _sentences(text)
+    return [*found, f"{before} {text}"] if before else found
+
+
+def _sentences(text: str) -> list[str]:
     label_match = _LABEL.match(text)
     label = label_match.group(0) if label_match else ""
     body = text[len(label) :]
@@ -51,10 +64,14 @@ def pieces_of(text: str) -> list[str]:
     return found[:MAX_PIECES] if len(found) > 1 else []
 
 
-def embed_pieces(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray | None]:
-    """For each of ``texts``, its pieces' unit vectors (one row a piece), or ``None`` for a
-    text without pieces; every piece of every text in one call."""
-    split = [pieces_of(t) for t in texts]
+def embed_pieces(
+    embedder: Embedder, texts: Sequence[str], before: Sequence[str | None] = ()
+) -> list[np.ndarray | None]:
+    """For each of ``texts`` (with the turn ``before`` it, when given), its pieces' unit
+    vectors (one row a piece), or ``None`` for a text without pieces; every piece of every
+    text in one call."""
+    earlier = [*before, *[None] * (len(texts) - len(before))]
+    split = [pieces_of(t, b) for t, b in zip(texts, earlier, strict=True)]
     flat = [p for pieces in split for p in pieces]
     if not flat:
         return [None] * len(texts)
@@ -67,10 +84,14 @@ def embed_pieces(embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray | 
     return out
 
 
-def pieces_by_id(embedder: Embedder, items: Sequence[tuple[str, str]]) -> dict[str, bytes]:
-    """The pieces of ``items`` (memory id, text) that have pieces, packed (:func:`pack`), by
-    memory id: what the store keeps."""
-    embedded = embed_pieces(embedder, [text for _, text in items])
+def pieces_by_id(
+    embedder: Embedder, items: Sequence[tuple[str, str]], before: Mapping[str, str] = EMPTY
+) -> dict[str, bytes]:
+    """The pieces of ``items`` (memory id, text; ``before``: the text of the turn before a
+    memory, by its id) that have pieces, packed (:func:`pack`), by memory id: what the store
+    keeps."""
+    earlier = [before.get(mid) for mid, _ in items]
+    embedded = embed_pieces(embedder, [text for _, text in items], earlier)
     return {mid: pack(v) for (mid, _), v in zip(items, embedded, strict=True) if v is not None}
 
 

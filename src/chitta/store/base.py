@@ -143,6 +143,9 @@ class Store(Protocol):
         by the next; a memory with pieces already keeps them. :meth:`set_pieces` clears the
         mark."""
 
+    def drop_pieces(self, ids: Sequence[str]) -> None:
+        """Delete the pieces of memories, or their mark (:meth:`await_pieces`)."""
+
     def awaiting_pieces(self, limit: int) -> list[str]:
         """Up to ``limit`` ids of live memories marked by :meth:`await_pieces` and not yet
         given their pieces, oldest first."""
@@ -158,6 +161,11 @@ class Store(Protocol):
     ) -> list[tuple[str, int]]:
         """Live memories within ``span`` places of ``memory_id`` in its episode, with their
         distance (1: the turn just before or after), in id order."""
+
+    def turns_before(self, memories: Sequence[Memory]) -> dict[str, str]:
+        """For each of ``memories`` in an episode or a session, the id of the live turn (a
+        memory of kind ``episode``) stored just before it there — in its episode when it has
+        one, else in its session; those with none are left out."""
 
     def episode_members(self, scope: Scope) -> dict[str, list[str]]:
         """The live memories of ``scope`` that belong to an episode, by episode: each

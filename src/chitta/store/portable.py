@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from chitta.store.conditions import TIME, scope_condition
-from chitta.store.records import Scope
+from chitta.store.kinds import Kind
+from chitta.store.records import Memory, Scope
 
 Read = Callable[[str, Sequence[object]], list]
 
@@ -53,6 +54,30 @@ def episode_neighbours(
     near = [(r[0], d) for d, r in enumerate(before, 1)]
     near += [(r[0], d) for d, r in enumerate(after, 1)]
     return sorted(near, key=lambda item: item[0])
+
+
+def turns_before(
+    read: Read, mark: str, session_column: str, memories: Sequence[Memory]
+) -> dict[str, str]:
+    """For each of ``memories`` in an episode or a session, the live turn (kind ``episode``)
+    stored just before it there: its episode's, else its session's (``session_column``, the
+    backend's expression for the source's session). Those with none are left out."""
+    before: dict[str, str] = {}
+    for m in memories:
+        if m.episode_id is not None:
+            column, key = "episode_id", m.episode_id
+        elif m.source.session:
+            column, key = session_column, m.source.session
+        else:
+            continue
+        rows = read(
+            f"SELECT id FROM memories WHERE {column} = {mark} AND id < {mark} "
+            f"AND deleted_at IS NULL AND kind = {mark} ORDER BY id DESC LIMIT 1",
+            (key, m.id, Kind.EPISODE.value),
+        )
+        if rows:
+            before[m.id] = rows[0][0]
+    return before
 
 
 def episode_members(read: Read, mark: str, scope: Scope) -> dict[str, list[str]]:

@@ -463,6 +463,12 @@ class PostgresStore:
                 (sorted(set(ids)),),
             )
 
+    def drop_pieces(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self._tx("dropping pieces") as cur:
+            cur.execute("DELETE FROM pieces WHERE memory_id = ANY(%s)", (list(ids),))
+
     def awaiting_pieces(self, limit: int) -> list[str]:
         rows = self._read(
             "SELECT p.memory_id FROM pieces p JOIN memories m ON m.id = p.memory_id "
@@ -608,6 +614,9 @@ class PostgresStore:
         self, memory_id: str, span: int, episode: str | None = None
     ) -> list[tuple[str, int]]:
         return portable.episode_neighbours(self._read, "%s", memory_id, span, episode)
+
+    def turns_before(self, memories: Sequence[Memory]) -> dict[str, str]:
+        return portable.turns_before(self._read, "%s", "session", memories)
 
     def episode_members(self, scope: Scope) -> dict[str, list[str]]:
         return portable.episode_members(self._read, "%s", scope)

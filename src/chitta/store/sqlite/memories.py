@@ -152,6 +152,13 @@ class Memories(Connection):
                 ((i,) for i in sorted(todo)),
             )
 
+    @locked_write
+    def drop_pieces(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM pieces WHERE memory_id = ?", ((i,) for i in ids))
+
     def awaiting_pieces(self, limit: int) -> list[str]:
         rows = self._query(
             "SELECT p.memory_id FROM pieces p JOIN memories m ON m.id = p.memory_id "
@@ -375,6 +382,11 @@ class Memories(Connection):
         """Live memories near ``memory_id`` in its episode, with their distance
         (store/portable.py)."""
         return portable.episode_neighbours(self._query, "?", memory_id, span, episode)
+
+    def turns_before(self, memories: Sequence[Memory]) -> dict[str, str]:
+        """The turn just before each memory in its episode or session (store/portable.py)."""
+        return portable.turns_before(self._query, "?", "json_extract(source, '$.session')",
+                                     memories)  # fmt: skip
 
     def episode_members(self, scope: Scope) -> dict[str, list[str]]:
         """Live memories of ``scope`` by episode, in stored order (store/portable.py)."""
