@@ -183,6 +183,15 @@ def test_a_stopping_daemon_embeds_what_still_waits(
         assert s.unembedded(100) == [] and set(s.vectors_for(ids)) == set(ids)
 
 
+def crossings(socket: Path, n: int = 80) -> list[dict]:
+    """``remember`` replies for ``n`` memories of two sentences each, through the daemon."""
+    with DaemonClient(socket) as client:
+        return [client.call("remember", realm="trips",
+                            content=f"Day {i} of the trip: we crossed river {i}. "
+                                    f"The water was cold and the current strong.")
+                for i in range(n)]  # fmt: skip
+
+
 @pytest.mark.sqlite_only
 def test_a_remember_does_not_wait_for_its_sentences_and_a_stopping_daemon_gives_them(
     home: Path, launch, daemon_store, daemon_socket: Path
@@ -190,12 +199,8 @@ def test_a_remember_does_not_wait_for_its_sentences_and_a_stopping_daemon_gives_
     # Not under load: each memory's own vector comes in line. 1 % of a core: after a step
     # the worker rests a hundred times as long, so sentences still wait when SIGTERM comes.
     proc = launch(home, store=daemon_store, env={**UPKEEP, "CHITTA_UPKEEP_SHARE": "1"})
-    with DaemonClient(daemon_socket) as client:
-        replies = [client.call("remember", realm="trips",
-                               content=f"Day {n} of the trip: we crossed river {n}. "
-                                       f"The water was cold and the current strong.")
-                   for n in range(80)]  # fmt: skip
-        embed = upkeep_of(daemon_socket)["tasks"]["embed"]
+    replies = crossings(daemon_socket)
+    embed = upkeep_of(daemon_socket)["tasks"]["embed"]
     assert all(r["embedded"] is True for r in replies)
     assert embed["sentences_waiting"] > 0 and embed["deferred"] == 0
     proc.send_signal(signal.SIGTERM)
@@ -210,12 +215,8 @@ def test_sentences_a_killed_daemon_left_are_given_by_the_next_one(
     home: Path, launch, daemon_store, daemon_socket: Path
 ) -> None:
     proc = launch(home, store=daemon_store, env={**UPKEEP, "CHITTA_UPKEEP_SHARE": "1"})
-    with DaemonClient(daemon_socket) as client:
-        ids = [client.call("remember", realm="trips",
-                           content=f"Day {n} of the trip: we crossed river {n}. "
-                                   f"The water was cold and the current strong.")["id"]
-               for n in range(80)]  # fmt: skip
-        assert upkeep_of(daemon_socket)["tasks"]["embed"]["sentences_waiting"] > 0
+    ids = [r["id"] for r in crossings(daemon_socket)]
+    assert upkeep_of(daemon_socket)["tasks"]["embed"]["sentences_waiting"] > 0
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     location = daemon_store or str(Settings(home=home).store_path)
