@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -399,30 +399,33 @@ class Chitta:
         a turn's with the turn before it): in line, or through the daemon's embedding queue,
         which embeds them after the reply (a model call the ``remember`` need not wait for,
         subconscious/embedding.py)."""
-        if not pieces_of(memory.content, self._turns_before([memory]).get(memory.id)):
+        before = self._turns_before([memory])
+        if not pieces_of(memory.content, before.get(memory.id)):
             return
         if self.embed_queue is None:
-            self.give_pieces([memory])
+            self.give_pieces([memory], before=before)
             return
         # Marked in the store first: a daemon killed before its worker gets here leaves the
         # memory to the next one's worker (store.awaiting_pieces), not without its sentences.
         # In line when the queue is full; storing the pieces clears the mark.
         self.store.await_pieces([memory.id])
         if not self.embed_queue.add_sentences(memory.id):
-            self.give_pieces([memory])
+            self.give_pieces([memory], before=before)
 
     def give_pieces(
         self,
         memories: Sequence[Memory],
         writing: Callable[[], AbstractContextManager[object]] = nullcontext,
+        *,
+        before: Mapping[str, str] | None = None,
     ) -> int:
         """Embed and store the pieces of ``memories`` that have them (their sentences, and a
         turn's with the turn before it, embed/pieces.py); how many got theirs. The model runs
         outside ``writing`` (the daemon's writer lock, for its worker), the write inside. The
         memories are stored already: when the model fails here they keep their whole vector
         alone, which recall reads as before, and ``chitta reembed`` gives them their pieces
-        later."""
-        before = self._turns_before(memories)
+        later. ``before``: the turns before them, when the caller has read them already."""
+        before = self._turns_before(memories) if before is None else before
         try:
             found = pieces_by_id(self.embedder, [(m.id, m.content) for m in memories], before)
         except EmbedError as exc:

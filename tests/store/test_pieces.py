@@ -8,6 +8,7 @@ from tests.conftest import memory
 from chitta.embed.pieces import pack
 from chitta.store.base import Store
 from chitta.store.kinds import Kind
+from chitta.store.records import Episode, Source
 
 TEXT = "The ferry leaves at seven. It sails from pier four to the island."
 
@@ -60,8 +61,6 @@ def test_a_memory_awaiting_its_pieces_is_marked_until_they_come(store: Store, em
 
 
 def test_the_turn_before_a_memory_in_its_episode_or_session(store: Store, embedder) -> None:
-    from chitta.store.records import Episode, Source
-
     store.bind_model(embedder.identity())
     store.add_episodes(
         [

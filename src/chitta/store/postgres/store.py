@@ -466,8 +466,12 @@ class PostgresStore:
     def drop_pieces(self, ids: Sequence[str]) -> None:
         if not ids:
             return
+        rows = self._read("SELECT memory_id FROM pieces WHERE memory_id = ANY(%s)", (list(ids),))
+        held = [r[0] for r in rows]
+        if not held:  # no write for memories that never had any
+            return
         with self._tx("dropping pieces") as cur:
-            cur.execute("DELETE FROM pieces WHERE memory_id = ANY(%s)", (list(ids),))
+            cur.execute("DELETE FROM pieces WHERE memory_id = ANY(%s)", (held,))
 
     def awaiting_pieces(self, limit: int) -> list[str]:
         rows = self._read(

@@ -142,22 +142,23 @@ class Memories(Connection):
     @locked_write
     def await_pieces(self, ids: Sequence[str]) -> None:
         """Mark memories as awaiting their pieces: a row without vectors (store/base.py)."""
-        todo = self.existing_ids("memories", sorted(set(ids)))
-        if not todo:
+        if not ids:
             return
         with self.transaction() as conn:
+            # An id no memory has is left by the join (one statement: this is on the reply path).
             conn.executemany(
-                "INSERT INTO pieces (memory_id, vectors) VALUES (?, x'') "
-                "ON CONFLICT (memory_id) DO NOTHING",
-                ((i,) for i in sorted(todo)),
+                "INSERT INTO pieces (memory_id, vectors) SELECT id, x'' FROM memories "
+                "WHERE id = ? ON CONFLICT (memory_id) DO NOTHING",
+                ((i,) for i in sorted(set(ids))),
             )
 
     @locked_write
     def drop_pieces(self, ids: Sequence[str]) -> None:
-        if not ids:
+        held = [i for i in ids if self._query("SELECT 1 FROM pieces WHERE memory_id = ?", (i,))]
+        if not held:  # no write (and no sync) for memories that never had any
             return
         with self.transaction() as conn:
-            conn.executemany("DELETE FROM pieces WHERE memory_id = ?", ((i,) for i in ids))
+            conn.executemany("DELETE FROM pieces WHERE memory_id = ?", ((i,) for i in held))
 
     def awaiting_pieces(self, limit: int) -> list[str]:
         rows = self._query(
