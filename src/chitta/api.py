@@ -366,9 +366,16 @@ class Chitta:
                 if repeat is not None:
                     return self._reinforce_duplicate(repeat.id, repeat.similarity, memory.tags,
                                                      memory.source, burst=repeat.burst)  # fmt: skip
-            self.store.insert([(memory, vector)])
-        if vector is not None:
-            self._sentences_of(memory)
+            before = self._turns_before([memory]) if vector is not None else {}
+            pieces = vector is not None and bool(pieces_of(memory.content, before.get(memory.id)))
+            # When the daemon's queue is to embed them after the reply, the memory is marked
+            # as awaiting them in the insert's own transaction: a daemon killed before its
+            # worker gets there leaves it to the next one's (store.awaiting_pieces), not
+            # without its sentences.
+            queued = pieces and self.embed_queue is not None
+            self.store.insert([(memory, vector)], awaiting_pieces=[memory.id] if queued else ())
+        if pieces:
+            self._sentences_of(memory, before)
         if vector is None and self.embed_queue is not None:
             self.embed_queue.deferred += 1
             self.embed_queue.add(memory.id, memory.realm)
@@ -394,22 +401,13 @@ class Chitta:
             ids.append(self.insert_gated(memory, vector, besides=Kind.EPISODE).id)
         return tuple(dict.fromkeys(ids))
 
-    def _sentences_of(self, memory: Memory) -> None:
-        """Give a memory just stored with its vector its pieces' vectors (its sentences', and
-        a turn's with the turn before it): in line, or through the daemon's embedding queue,
-        which embeds them after the reply (a model call the ``remember`` need not wait for,
-        subconscious/embedding.py)."""
-        before = self._turns_before([memory])
-        if not pieces_of(memory.content, before.get(memory.id)):
-            return
-        if self.embed_queue is None:
-            self.give_pieces([memory], before=before)
-            return
-        # Marked in the store first: a daemon killed before its worker gets here leaves the
-        # memory to the next one's worker (store.awaiting_pieces), not without its sentences.
-        # In line when the queue is full; storing the pieces clears the mark.
-        self.store.await_pieces([memory.id])
-        if not self.embed_queue.add_sentences(memory.id):
+    def _sentences_of(self, memory: Memory, before: Mapping[str, str]) -> None:
+        """Give a memory just stored with its vector, one that has pieces (its sentences, and
+        a turn's with the turn ``before`` it), their vectors: through the daemon's embedding
+        queue, which embeds them after the reply (a model call the ``remember`` need not wait
+        for, subconscious/embedding.py), or in line when there is no queue or it is full
+        (storing the pieces clears the memory's mark)."""
+        if self.embed_queue is None or not self.embed_queue.add_sentences(memory.id):
             self.give_pieces([memory], before=before)
 
     def give_pieces(

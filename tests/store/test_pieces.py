@@ -47,12 +47,13 @@ def test_a_memory_awaiting_its_pieces_is_marked_until_they_come(store: Store, em
     store.bind_model(embedder.identity())
     m, other, gone = memory(TEXT), memory("The ferry is late again"), memory("Pier four shut")
     vectors = embedder.embed([TEXT, other.content, gone.content]).vectors
-    store.insert([(m, vectors[0]), (other, vectors[1]), (gone, vectors[2])])
+    store.insert(
+        [(m, vectors[0]), (other, vectors[1]), (gone, vectors[2])],
+        awaiting_pieces=[m.id, gone.id, "01NOSUCHMEMORY0000000000000"],
+    )
     pieces = pack(embedder.embed(["The ferry leaves at seven.", "It sails from pier 4."]).vectors)
-    store.set_pieces({other.id: pieces})
-    store.await_pieces([m.id, other.id, gone.id, "01NOSUCHMEMORY0000000000000"])
-    assert store.pieces_for([m.id, other.id]) == {other.id: pieces}  # marked: none yet
-    assert store.awaiting_pieces(10) == sorted([m.id, gone.id])  # other keeps its pieces
+    assert store.pieces_for([m.id, other.id, gone.id]) == {}  # marked: none yet
+    assert store.awaiting_pieces(10) == sorted([m.id, gone.id])  # other was not marked
     assert store.awaiting_pieces(1) == [min(m.id, gone.id)]  # oldest first
     store.set_deleted(gone.id, 1)
     assert store.awaiting_pieces(10) == [m.id]  # a forgotten memory is not waited for
@@ -85,7 +86,7 @@ def test_the_turn_before_a_memory_in_its_episode_or_session(store: Store, embedd
     ]
     alone = memory("A turn of no session", kind=Kind.EPISODE)
     [v] = embedder.embed(["a turn"]).vectors
-    store.insert([(m, v) for m in [*in_episode, *in_session, alone]])
+    store.insert([(m, v) for m in [*in_episode, *in_session, alone]], awaiting_pieces=[alone.id])
     store.set_deleted(in_episode[1].id, 1)
     before = store.turns_before([*in_episode, *in_session, alone])
     assert before == {
@@ -94,6 +95,5 @@ def test_the_turn_before_a_memory_in_its_episode_or_session(store: Store, embedd
         in_session[1].id: in_session[0].id,
         in_session[2].id: in_session[0].id,  # a fact between is not a turn
     }
-    store.await_pieces([alone.id])
     store.drop_pieces([alone.id, in_session[0].id])
     assert store.awaiting_pieces(10) == []

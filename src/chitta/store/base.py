@@ -17,7 +17,7 @@ Times are integer milliseconds since the epoch, UTC. Scores are higher-is-better
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -89,9 +89,18 @@ class Store(Protocol):
 
     # --- memories ----------------------------------------------------------------------------
 
-    def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
+    def insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        awaiting_pieces: Collection[str] = (),
+    ) -> None:
         """Insert memories (with their vectors, if any) in one transaction; a memory that
-        ``supersedes`` another marks it ``superseded_by`` in the same transaction."""
+        ``supersedes`` another marks it ``superseded_by`` in the same transaction. Those of
+        them in ``awaiting_pieces`` are marked as awaiting their pieces in it too (the
+        daemon's queue embeds them after the reply, subconscious/embedding.py): a daemon
+        killed before it gets there leaves them found by the next (:meth:`awaiting_pieces`);
+        :meth:`set_pieces` clears the mark."""
 
     def exists(self, memory_id: str) -> bool: ...
 
@@ -137,18 +146,12 @@ class Store(Protocol):
         """The packed pieces' vectors of those of ``ids`` that have pieces, as stored (a
         memory still awaiting its pieces has none)."""
 
-    def await_pieces(self, ids: Sequence[str]) -> None:
-        """Mark memories as awaiting their pieces (the daemon's queue embeds them after the
-        reply, subconscious/embedding.py), so that a daemon killed first leaves them found
-        by the next; a memory with pieces already keeps them. :meth:`set_pieces` clears the
-        mark."""
-
     def drop_pieces(self, ids: Sequence[str]) -> None:
-        """Delete the pieces of memories, or their mark (:meth:`await_pieces`)."""
+        """Delete the pieces of memories, or their mark (``insert``'s ``awaiting_pieces``)."""
 
     def awaiting_pieces(self, limit: int) -> list[str]:
-        """Up to ``limit`` ids of live memories marked by :meth:`await_pieces` and not yet
-        given their pieces, oldest first."""
+        """Up to ``limit`` ids of live memories marked as awaiting their pieces
+        (:meth:`insert`) and not yet given them, oldest first."""
 
     def existing_ids(self, table: str, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` exist in ``table`` (one of :data:`ID_TABLES`)."""

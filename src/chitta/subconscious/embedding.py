@@ -25,9 +25,9 @@ A memory's sentences (embed/pieces.py) wait here too, always, not only under loa
 worker embeds its sentences next, in batches, after any memory still waiting for its vector.
 Until then recall ranks it by its whole vector, as it ranks any memory without sentences. A
 daemon that stops embeds them before it closes. The store marks each such memory as awaiting
-its sentences (``await_pieces``) before it is queued, so the memories a killed daemon left are
-found there (``awaiting_pieces``) by the next daemon's worker and embedded then, as the
-memories left without a vector are.
+its sentences in the transaction that stores it (``insert``'s ``awaiting_pieces``), so the
+memories a killed daemon left are found there (``awaiting_pieces``) by the next daemon's
+worker and embedded then, as the memories left without a vector are.
 """
 
 from __future__ import annotations

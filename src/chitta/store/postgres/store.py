@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -342,10 +342,16 @@ class PostgresStore:
 
     # --- memories ----------------------------------------------------------------------------
 
-    def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
+    def insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        awaiting_pieces: Collection[str] = (),
+    ) -> None:
         """Insert memories (with their vectors, if any) and their keyword postings in one
-        transaction; a memory that supersedes another marks it in the same one."""
-        self._insert(items)
+        transaction; a memory that supersedes another marks it in the same one, as does one
+        in ``awaiting_pieces`` its wait for its pieces (store/base.py)."""
+        self._insert(items, awaiting_pieces=awaiting_pieces)
 
     def insert_exact(
         self, items: Sequence[tuple[Memory, np.ndarray | None, Sequence[int]]]
@@ -361,6 +367,7 @@ class PostgresStore:
         *,
         access_times: Sequence[tuple[str, int]] = (),
         mark_superseded: bool = True,
+        awaiting_pieces: Collection[str] = (),
     ) -> None:
         if not items:
             return
@@ -378,6 +385,10 @@ class PostgresStore:
             )  # fmt: skip
             self._post(cur, [(m, p) for (m, _), p in zip(items, posts, strict=True)])
             cur.executemany("INSERT INTO access_log (memory_id, at) VALUES (%s, %s)", access_times)
+            cur.executemany(  # the mark: a row without vectors (pieces_for passes it over)
+                "INSERT INTO pieces (memory_id, vectors) VALUES (%s, ''::bytea)",
+                [(m.id,) for m, _ in items if m.id in awaiting_pieces],
+            )
             for m, _ in items:
                 if m.supersedes is not None and mark_superseded:
                     cur.execute(
@@ -451,17 +462,6 @@ class PostgresStore:
             (list(ids),),
         )
         return {r[0]: bytes(r[1]) for r in rows}
-
-    def await_pieces(self, ids: Sequence[str]) -> None:
-        """Mark memories as awaiting their pieces: a row without vectors (store/base.py)."""
-        if not ids:
-            return
-        with self._tx("marking pieces") as cur:
-            cur.execute(
-                "INSERT INTO pieces (memory_id, vectors) SELECT m.id, ''::bytea FROM memories m "
-                "WHERE m.id = ANY(%s) ON CONFLICT (memory_id) DO NOTHING",
-                (sorted(set(ids)),),
-            )
 
     def drop_pieces(self, ids: Sequence[str]) -> None:
         if not ids:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -32,9 +32,15 @@ class Memories(Connection):
     # --- memories ------------------------------------------------------------------------------
 
     @locked_write
-    def insert(self, items: Sequence[tuple[Memory, np.ndarray | None]]) -> None:
-        """Insert memories (with their vectors, if any) in one transaction."""
-        self._insert(items)
+    def insert(
+        self,
+        items: Sequence[tuple[Memory, np.ndarray | None]],
+        *,
+        awaiting_pieces: Collection[str] = (),
+    ) -> None:
+        """Insert memories (with their vectors, if any) in one transaction, those in
+        ``awaiting_pieces`` marked as awaiting their pieces (store/base.py)."""
+        self._insert(items, awaiting_pieces=awaiting_pieces)
 
     @locked_write
     def insert_exact(
@@ -51,6 +57,7 @@ class Memories(Connection):
         *,
         access_times: Sequence[tuple[str, int]] = (),
         mark_superseded: bool = True,
+        awaiting_pieces: Collection[str] = (),
     ) -> None:
         with self.transaction() as conn:
             conn.executemany(
@@ -62,6 +69,11 @@ class Memories(Connection):
                 ((m.id, v.astype(np.float32).tobytes()) for m, v in items if v is not None),
             )
             conn.executemany("INSERT INTO access_log (memory_id, at) VALUES (?, ?)", access_times)
+            # The mark: a row without vectors (pieces_for passes it over).
+            conn.executemany(
+                "INSERT INTO pieces (memory_id, vectors) VALUES (?, x'')",
+                ((m.id,) for m, _ in items if m.id in awaiting_pieces),
+            )
             for m, _ in items:
                 if m.supersedes is not None and mark_superseded:
                     conn.execute(
@@ -138,19 +150,6 @@ class Memories(Connection):
             ):
                 found[r[0]] = bytes(r[1])
         return found
-
-    @locked_write
-    def await_pieces(self, ids: Sequence[str]) -> None:
-        """Mark memories as awaiting their pieces: a row without vectors (store/base.py)."""
-        if not ids:
-            return
-        with self.transaction() as conn:
-            # An id no memory has is left by the join (one statement: this is on the reply path).
-            conn.executemany(
-                "INSERT INTO pieces (memory_id, vectors) SELECT id, x'' FROM memories "
-                "WHERE id = ? ON CONFLICT (memory_id) DO NOTHING",
-                ((i,) for i in sorted(set(ids))),
-            )
 
     @locked_write
     def drop_pieces(self, ids: Sequence[str]) -> None:
