@@ -147,7 +147,7 @@ def check_lanes(lanes: Iterable[str], where: str = "ablate") -> None:
 
 
 #: ``hybrid``'s lane weights under rsf (the other lanes: :data:`RSF_OTHER_LANE` × weight).
-HYBRID_RSF = {"sem": 0.5, "kw": 0.5, "ctx": 1.2, "when": 0.4}
+HYBRID_RSF = {"sem": 0.5, "kw": 0.5, "ctx": 1.5, "when": 0.4}
 
 
 def _preset(name: str, **weights: float) -> RecallConfig:
@@ -167,8 +167,10 @@ PRESETS: Mapping[str, RecallConfig] = MappingProxyType(
         # Fused by rsf (relative score fusion) since issue 19's rule chose it on both sets'
         # tuning halves (docs/benchmarks.md, "Relative score fusion for hybrid"): sem and kw
         # alike, and ctx above both (its best candidates are the three best seeds, its
-        # neighbours next); the weights above are those of `--fusion rrf`. when (the time the
-        # question names, lanes/when.py) at 0.4 under rsf: on its plateau (0.4-3.0 within 0.009
+        # neighbours next; 1.5 since a turn is read with the turn before it, chosen again
+        # under the rule, docs/benchmarks.md "ctx again after the turn before"); the weights
+        # above are those of `--fusion rrf`. when (the time the question names,
+        # lanes/when.py) at 0.4 under rsf: on its plateau (0.4-3.0 within 0.009
         # of the best sum on both tuning halves), the weight at which a wrong date in the
         # question costs least (docs/benchmarks.md, "The time a question names").
         # dated (for a question that asks when, the seeds that say when, lanes/dated.py)
