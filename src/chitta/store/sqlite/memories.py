@@ -153,7 +153,12 @@ class Memories(Connection):
 
     @locked_write
     def drop_pieces(self, ids: Sequence[str]) -> None:
-        held = [i for i in ids if self._query("SELECT 1 FROM pieces WHERE memory_id = ?", (i,))]
+        held: list[str] = []
+        for start in range(0, len(ids), 500):  # one read a chunk, not one an id
+            chunk = list(ids[start : start + 500])
+            marks = ", ".join("?" * len(chunk))
+            held += [r[0] for r in self._query(
+                f"SELECT memory_id FROM pieces WHERE memory_id IN ({marks})", chunk)]  # fmt: skip
         if not held:  # no write (and no sync) for memories that never had any
             return
         with self.transaction() as conn:
